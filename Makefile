@@ -1,0 +1,44 @@
+# fabricscope: `make app` and `make test` work on a fresh machine with Python 3.11+ and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+WAREHOUSE ?= data/warehouse.duckdb
+PORT ?= 8501
+
+.PHONY: app test bench lint format venv warehouse clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall when the project's metadata changes; otherwise this is a no-op.
+$(INSTALLED): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(INSTALLED)
+
+venv: $(INSTALLED)
+
+# Create or migrate the warehouse and load the bundled reference data (idempotent).
+warehouse: venv
+	$(BIN)/fabricscope init --warehouse $(WAREHOUSE)
+
+app: warehouse
+	$(BIN)/fabricscope serve --warehouse $(WAREHOUSE) --port $(PORT)
+
+test: venv
+	$(BIN)/python -m pytest
+
+bench: venv
+	$(BIN)/python -m bench
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: venv
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -1,0 +1,32 @@
+"""Freshness of every source: what `fabricscope status` and the app show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from warehouse.db import SnapshotInfo, read_frame
+
+_FRESHNESS_COLUMNS = (
+    "source, last_good_at, last_attempt_at, last_status, failures_since_last_good, "
+    "age_hours, last_error"
+)
+
+
+@dataclass(frozen=True)
+class FreshnessReport:
+    snapshot: SnapshotInfo
+    frame: pd.DataFrame  # one row per source, with a boolean ``stale`` column
+    stale_sources: tuple[str, ...]
+
+
+def freshness_report(warehouse: Path, stale_after_hours: float) -> FreshnessReport:
+    """A source is stale when its last good run is older than the threshold or missing."""
+    snapshot, frame = read_frame(
+        warehouse, f"select {_FRESHNESS_COLUMNS} from source_freshness order by source"
+    )
+    stale = frame["age_hours"].isna() | (frame["age_hours"] > stale_after_hours)
+    frame.insert(1, "stale", stale.astype(bool))
+    return FreshnessReport(snapshot, frame, tuple(frame.loc[stale, "source"]))

@@ -1,0 +1,25 @@
+"""fabricscope's Streamlit app: the entry point builds the navigation."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# `streamlit run ui/app.py` puts ui/ on the path, not the project; add the project.
+_ROOT = Path(__file__).resolve().parent.parent
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+import streamlit as st  # noqa: E402
+
+st.set_page_config(page_title="fabricscope", page_icon="🛰️", layout="wide")
+
+PAGES = Path(__file__).parent / "pages"
+navigation = st.navigation(
+    [
+        st.Page(PAGES / "overview.py", title="Overview", icon="🧭", default=True),
+        st.Page(PAGES / "reference.py", title="GPUs and fabrics", icon="🧮"),
+        st.Page(PAGES / "sql.py", title="SQL", icon="🔎"),
+    ]
+)
+navigation.run()

@@ -1,0 +1,506 @@
+"""The warehouse file: read-only reads and the snapshot publishing protocol.
+
+One serving file (``data/warehouse.duckdb`` by default) is only ever opened
+read-only. A writer takes a single-writer lock, copies the serving file to a
+staging file, changes the copy (migrations, reference data, one run's rows in
+bulk), runs the SQL data tests, CHECKPOINTs, closes and renames the copy over the
+serving file. Readers never block the writer and always see one whole snapshot;
+a crash at any moment leaves the last published snapshot in place.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from warehouse.models import utc_now
+
+log = logging.getLogger(__name__)
+
+SQL_DIR = Path(__file__).parent / "sql"
+MIGRATIONS_DIR = SQL_DIR / "migrations"
+VIEWS_DIR = SQL_DIR / "views"
+DATA_TESTS_DIR = SQL_DIR / "tests"
+QUERIES_DIR = SQL_DIR / "queries"
+
+# Called with the name of each publishing stage as it is reached (progress, tests).
+StageHook = Callable[[str], None]
+
+
+class WarehouseError(Exception):
+    """A problem the user can act on; the message says what and what to do."""
+
+
+class WarehouseMissingError(WarehouseError):
+    pass
+
+
+class WarehouseBusyError(WarehouseError):
+    pass
+
+
+class DataTestFailure(WarehouseError):
+    def __init__(self, failures: dict[str, int]) -> None:
+        self.failures = failures
+        listed = ", ".join(f"{name} ({rows} rows)" for name, rows in sorted(failures.items()))
+        super().__init__(f"data tests failed: {listed}")
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """Which published snapshot a read saw; callers key their caches on it."""
+
+    snapshot_id: int
+    published_at: datetime
+    snapshot_hash: str
+
+
+@dataclass(frozen=True)
+class WarehousePaths:
+    serving: Path
+
+    @property
+    def directory(self) -> Path:
+        return self.serving.parent
+
+    @property
+    def lock(self) -> Path:
+        return self.serving.with_name(self.serving.name + ".lock")
+
+    @property
+    def wal(self) -> Path:
+        return wal_of(self.serving)
+
+    def staging(self, tag: str) -> Path:
+        return self.serving.with_name(f"{self.serving.name}.staging-{tag}")
+
+    def orphaned_staging(self) -> list[Path]:
+        return sorted(self.directory.glob(f"{self.serving.name}.staging-*"))
+
+
+def wal_of(path: Path) -> Path:
+    return path.with_name(path.name + ".wal")
+
+
+def _sql_files(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.sql"))
+
+
+# --------------------------------------------------------------------------- reads
+
+
+def _open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
+    if not path.exists():
+        raise WarehouseMissingError(
+            f"no warehouse at {path}: build it with `fabricscope init` (or `make app`)"
+        )
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        raise WarehouseError(f"cannot open the warehouse {path} read-only: {exc}") from exc
+    con.execute("set TimeZone = 'UTC'")
+    return con
+
+
+def _snapshot_info(con: duckdb.DuckDBPyConnection) -> SnapshotInfo:
+    row = con.execute(
+        "select snapshot_id, published_at, snapshot_hash from snapshots "
+        "order by snapshot_id desc limit 1"
+    ).fetchone()
+    if row is None:
+        raise WarehouseError("the warehouse has no published snapshot; run `fabricscope init`")
+    return SnapshotInfo(int(row[0]), row[1], str(row[2]))
+
+
+@contextmanager
+def read_connection(
+    path: Path,
+) -> Iterator[tuple[duckdb.DuckDBPyConnection, SnapshotInfo]]:
+    """A read-only connection to the serving snapshot and which snapshot it is."""
+    con = _open_read_only(path)
+    try:
+        yield con, _snapshot_info(con)
+    finally:
+        con.close()
+
+
+def read_frame(
+    path: Path, sql: str, params: Sequence[Any] | None = None
+) -> tuple[SnapshotInfo, pd.DataFrame]:
+    """Run one of our own (trusted, parameterised) queries; user SQL goes through query.py."""
+    with read_connection(path) as (con, snapshot):
+        return snapshot, con.execute(sql, params or []).df()
+
+
+def read_frames(
+    path: Path, queries: dict[str, str]
+) -> tuple[SnapshotInfo, dict[str, pd.DataFrame]]:
+    """Several of our own queries from one connection, hence one snapshot."""
+    with read_connection(path) as (con, snapshot):
+        return snapshot, {name: con.execute(sql).df() for name, sql in queries.items()}
+
+
+def read_view(path: Path, view: str) -> tuple[SnapshotInfo, pd.DataFrame]:
+    if view not in SERVING_RELATIONS:
+        raise WarehouseError(
+            f"unknown view {view!r}; choose one of: {', '.join(sorted(SERVING_RELATIONS))}"
+        )
+    return read_frame(path, f"select * from {view}")
+
+
+def named_query(name: str) -> str:
+    """The text of ``warehouse/sql/queries/<name>.sql``."""
+    query = QUERIES_DIR / f"{name}.sql"
+    if not query.is_file():
+        raise WarehouseError(f"no named query {name!r} in {QUERIES_DIR.name}/")
+    return query.read_text()
+
+
+def current_snapshot(path: Path) -> SnapshotInfo | None:
+    if not path.exists():
+        return None
+    with read_connection(path) as (_, snapshot):
+        return snapshot
+
+
+# Relations that people and the app read; exports and the status page list them.
+SERVING_RELATIONS: frozenset[str] = frozenset(
+    {
+        "offers_current",
+        "fabric_current",
+        "instance_catalog",
+        "price_history_daily",
+        "source_freshness",
+        "offers_history",
+        "fabric_history",
+        "quarantined_items",
+        "scrape_runs",
+        "snapshots",
+        "gpus",
+        "gpu_aliases",
+        "fabric_classes",
+        "providers",
+        "fx_rates",
+    }
+)
+
+
+# -------------------------------------------------------------------------- hashing
+
+
+def _rows_hash(
+    con: duckdb.DuckDBPyConnection, relation: str, where: str = "true", params: Sequence[Any] = ()
+) -> str:
+    """sha256 over a relation's rows, independent of their physical order."""
+    row = con.execute(
+        f"""
+        select sha256(coalesce(string_agg(h, '' order by h), ''))
+        from (select md5(cast(t as varchar)) as h from {relation} as t where {where})
+        """,
+        list(params),
+    ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def run_content_hash(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
+    """What one run published: its offers and its fabric facts."""
+    offers = _rows_hash(con, "offers_history", "run_id = ?", [run_id])
+    fabric = _rows_hash(con, "fabric_history", "run_id = ?", [run_id])
+    return hashlib.sha256(f"offers:{offers}\nfabric:{fabric}".encode()).hexdigest()
+
+
+REFERENCE_TABLES: tuple[str, ...] = ("gpus", "fabric_classes", "providers", "fx_rates")
+
+
+def reference_content_hash(con: duckdb.DuckDBPyConnection) -> str:
+    parts = [f"{table}:{_rows_hash(con, table)}" for table in REFERENCE_TABLES]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _combine(run_hashes: Sequence[tuple[str, str]], reference_hash: str) -> str:
+    lines = [f"{run_id}:{content}" for run_id, content in sorted(run_hashes)]
+    lines.append(f"reference:{reference_hash}")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def _recorded_snapshot_hash(con: duckdb.DuckDBPyConnection) -> str:
+    """The snapshot hash from the recorded per-run hashes (cheap: no row scans)."""
+    runs = con.execute(
+        "select run_id, content_hash from scrape_runs where status = 'ok'"
+    ).fetchall()
+    return _combine([(str(r), str(h)) for r, h in runs], reference_content_hash(con))
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    snapshot: SnapshotInfo
+    recomputed_hash: str
+    mismatched_runs: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatched_runs and self.recomputed_hash == self.snapshot.snapshot_hash
+
+
+def verify(path: Path) -> VerifyReport:
+    """Recompute every ok run's hash from its rows and the snapshot hash from those."""
+    with read_connection(path) as (con, snapshot):
+        recorded = con.execute(
+            "select run_id, content_hash from scrape_runs where status = 'ok' order by run_id"
+        ).fetchall()
+        recomputed = [(str(run_id), run_content_hash(con, str(run_id))) for run_id, _ in recorded]
+        mismatched = tuple(
+            run_id
+            for (run_id, stored), (_, fresh) in zip(recorded, recomputed, strict=True)
+            if stored != fresh
+        )
+        return VerifyReport(snapshot, _combine(recomputed, reference_content_hash(con)), mismatched)
+
+
+# ------------------------------------------------------------------------- writing
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _unlink_with_wal(path: Path) -> None:
+    for candidate in (path, wal_of(path)):
+        with suppress(FileNotFoundError):
+            candidate.unlink()
+
+
+@dataclass
+class PublishResult:
+    snapshot: SnapshotInfo | None
+    notes: list[str] = field(default_factory=list)
+
+
+class SnapshotWriter:
+    """Build the next snapshot in a staging file and publish it atomically.
+
+    Use as a context manager; change ``writer.con``; call ``writer.publish(...)``.
+    Leaving the block without publishing (or with an exception) discards the
+    staging file and leaves the serving snapshot untouched.
+    """
+
+    def __init__(self, serving: Path, on_stage: StageHook | None = None) -> None:
+        self.paths = WarehousePaths(serving)
+        self._on_stage = on_stage or (lambda _stage: None)
+        self._lock_fd: int | None = None
+        self._staging: Path | None = None
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.notes: list[str] = []
+        self.is_new = False
+
+    # ---- lock
+    def _acquire_lock(self) -> None:
+        self.paths.directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.paths.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise WarehouseBusyError(
+                f"another refresh is running on {self.paths.serving} ({holder}); "
+                "wait for it to finish and try again"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} since {utc_now():%Y-%m-%d %H:%M:%S} UTC".encode(), 0)
+        self._lock_fd = fd
+
+    def _release_lock(self) -> None:
+        if self._lock_fd is not None:
+            with suppress(OSError):
+                os.ftruncate(self._lock_fd, 0)
+            os.close(self._lock_fd)  # closing the descriptor releases the flock
+            self._lock_fd = None
+
+    # ---- recovery
+    def _clean_orphans(self) -> None:
+        for orphan in self.paths.orphaned_staging():
+            orphan.unlink(missing_ok=True)
+            self.notes.append(f"removed orphaned staging file {orphan.name}")
+
+    def _set_aside_serving_wal(self) -> Path | None:
+        """A serving file should never have a WAL; if one appeared, keep it aside.
+
+        A stale WAL beside the serving file would be replayed onto the next snapshot,
+        so it is renamed (never deleted) before anything else happens.
+        """
+        if not self.paths.wal.exists():
+            return None
+        aside = self.paths.wal.with_name(f"{self.paths.wal.name}.aside-{utc_now():%Y%m%dT%H%M%S%f}")
+        self.paths.wal.rename(aside)
+        return aside
+
+    def _copy_serving(self, staging: Path, wal_aside: Path | None) -> None:
+        shutil.copyfile(self.paths.serving, staging)
+        if wal_aside is None:
+            return
+        shutil.copyfile(wal_aside, wal_of(staging))
+        try:
+            duckdb.connect(str(staging)).close()  # replays the WAL into the copy
+            self.notes.append(
+                "replayed a WAL found beside the serving file; "
+                f"kept the original as {wal_aside.name}"
+            )
+        except duckdb.Error as exc:
+            _unlink_with_wal(staging)
+            shutil.copyfile(self.paths.serving, staging)
+            self.notes.append(
+                f"a WAL beside the serving file would not replay ({exc}); "
+                f"renamed it to {wal_aside.name} and built on the last checkpoint"
+            )
+        for note in self.notes[-1:]:
+            log.warning(note)
+
+    # ---- context
+    def __enter__(self) -> SnapshotWriter:
+        self._acquire_lock()
+        try:
+            self._clean_orphans()
+            wal_aside = self._set_aside_serving_wal()
+            self._staging = self.paths.staging(f"{os.getpid()}-{time.time_ns()}")
+            if self.paths.serving.exists():
+                self._copy_serving(self._staging, wal_aside)
+            else:
+                self.is_new = True
+            self._on_stage("copied")
+            self.con = duckdb.connect(str(self._staging))
+            self.con.execute("set TimeZone = 'UTC'")
+            apply_migrations(self.con, self.notes)
+        except BaseException:
+            self._discard()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._discard()
+
+    def _discard(self) -> None:
+        if self.con is not None:
+            with suppress(duckdb.Error):
+                self.con.close()
+            self.con = None
+        if self._staging is not None:
+            _unlink_with_wal(self._staging)
+            self._staging = None
+        self._release_lock()
+
+    # ---- publish
+    def run_data_tests(self) -> dict[str, int]:
+        assert self.con is not None
+        return run_data_tests(self.con)
+
+    def publish(
+        self, kind: str, run_id: str | None = None, note: str | None = None
+    ) -> SnapshotInfo:
+        """Record the snapshot, test it, and swap it in. Raises DataTestFailure."""
+        con, staging = self.con, self._staging
+        assert con is not None and staging is not None, "publish() outside the with-block"
+        apply_views(con)
+        failures = run_data_tests(con)
+        if failures:
+            raise DataTestFailure(failures)
+        self._on_stage("tested")
+        previous = con.execute("select coalesce(max(snapshot_id), 0) from snapshots").fetchone()
+        assert previous is not None
+        info = SnapshotInfo(int(previous[0]) + 1, utc_now(), _recorded_snapshot_hash(con))
+        con.execute(
+            "insert into snapshots values (?, ?, ?, ?, ?, ?)",
+            [info.snapshot_id, info.published_at, kind, run_id, info.snapshot_hash, note],
+        )
+        con.execute("checkpoint")
+        self._on_stage("checkpointed")
+        con.close()
+        self.con = None
+        if wal_of(staging).exists():  # nothing should remain after CHECKPOINT and close
+            raise WarehouseError(f"staging file {staging.name} kept a WAL after CHECKPOINT")
+        _fsync(staging)
+        self._on_stage("before_rename")
+        os.replace(staging, self.paths.serving)
+        self._staging = None
+        _fsync(self.paths.directory)
+        self._on_stage("renamed")
+        return info
+
+    @property
+    def next_snapshot_id(self) -> int:
+        assert self.con is not None
+        row = self.con.execute("select coalesce(max(snapshot_id), 0) + 1 from snapshots").fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+# ----------------------------------------------------------------- schema and tests
+
+
+def apply_migrations(con: duckdb.DuckDBPyConnection, notes: list[str] | None = None) -> list[str]:
+    """Apply numbered migrations not yet recorded; refuse edited ones."""
+    con.execute(
+        "create table if not exists schema_migrations ("
+        " version varchar primary key, sha256 varchar not null, applied_at timestamptz not null)"
+    )
+    applied = dict(con.execute("select version, sha256 from schema_migrations").fetchall())
+    done: list[str] = []
+    for migration in _sql_files(MIGRATIONS_DIR):
+        text = migration.read_text()
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        if migration.stem in applied:
+            if applied[migration.stem] != digest:
+                raise WarehouseError(
+                    f"migration {migration.name} changed after it was applied; "
+                    "add a new numbered migration instead of editing a released one"
+                )
+            continue
+        con.execute("begin")
+        con.execute(text)
+        con.execute(
+            "insert into schema_migrations values (?, ?, ?)", [migration.stem, digest, utc_now()]
+        )
+        con.execute("commit")
+        done.append(migration.stem)
+    if done and notes is not None:
+        notes.append(f"applied migrations {', '.join(done)}")
+    return done
+
+
+def apply_views(con: duckdb.DuckDBPyConnection) -> None:
+    for view_file in _sql_files(VIEWS_DIR):
+        con.execute(view_file.read_text())
+
+
+def data_test_files() -> list[Path]:
+    return sorted(DATA_TESTS_DIR.glob("assert_*.sql"))
+
+
+def run_data_tests(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Each test returns offending rows; the result maps failing tests to row counts."""
+    failures: dict[str, int] = {}
+    for test in data_test_files():
+        body = test.read_text().strip().rstrip(";")
+        row = con.execute(f"select count(*) from ({body})").fetchone()
+        assert row is not None
+        if row[0]:
+            failures[test.stem] = int(row[0])
+    return failures

@@ -1,0 +1,171 @@
+-- Serving views: the names people, the app and saved SQL rely on. Keep them stable.
+
+-- Offers of each source's last good run.
+create or replace view offers_current as
+select
+    o.provider,
+    o.source,
+    o.instance_type,
+    o.region,
+    o.gpu_model,
+    o.gpu_count,
+    o.gpu_memory_gb,
+    o.vcpus,
+    o.ram_gb,
+    o.pricing_tier,
+    o.price_basis,
+    o.price,
+    o.currency,
+    o.price_usd_per_hour,
+    o.price_usd_per_gpu_hour,
+    o.availability,
+    o.source_url,
+    o.obtained_by,
+    o.observed_at,
+    o.run_id
+from offers_history as o
+inner join stg_last_good_runs as g on o.run_id = g.run_id;
+
+-- Fabric facts of each source's last good run.
+create or replace view fabric_current as
+select
+    f.provider,
+    f.source,
+    f.instance_type,
+    f.gpu_model,
+    f.fabric_class,
+    f.fabric_product,
+    f.fabric_gbps_per_node,
+    f.fabric_gbps_per_gpu,
+    f.rdma,
+    f.gpudirect_rdma,
+    f.multi_node,
+    f.max_cluster_gpus,
+    f.topology,
+    f.intra_node_link,
+    f.published_benchmark_url,
+    f.source_url,
+    f.evidence,
+    f.source_date,
+    f.obtained_by,
+    f.observed_at,
+    f.run_id
+from fabric_history as f
+inner join stg_last_good_runs as g on f.run_id = g.run_id;
+
+-- One fabric fact per provider and instance type: a known class beats 'unknown',
+-- then the most recently observed, then the source name for a stable choice.
+create or replace view stg_fabric_best as
+with ranked as (
+    select
+        *,
+        row_number() over (
+            partition by provider, instance_type
+            order by (fabric_class = 'unknown'), observed_at desc, source
+        ) as preference
+    from fabric_current
+)
+select * exclude (preference)
+from ranked
+where preference = 1;
+
+-- Current offers with their GPU's specs and the instance type's fabric.
+-- Fabric columns are NULL where the fabric is unknown.
+create or replace view instance_catalog as
+select
+    o.provider,
+    o.source,
+    o.instance_type,
+    o.region,
+    o.gpu_model,
+    o.gpu_count,
+    coalesce(o.gpu_memory_gb, g.memory_gb) as gpu_memory_gb,
+    o.vcpus,
+    o.ram_gb,
+    o.pricing_tier,
+    o.price_basis,
+    o.price_usd_per_hour,
+    o.price_usd_per_gpu_hour,
+    o.availability,
+    o.source_url as price_source_url,
+    o.obtained_by as price_obtained_by,
+    o.observed_at as price_observed_at,
+    g.vendor as gpu_vendor,
+    g.form_factor as gpu_form_factor,
+    g.bf16_dense_tflops,
+    g.fp8_dense_tflops,
+    g.hbm_tbps,
+    g.scaleup_link,
+    g.scaleup_gbps_per_gpu,
+    nullif(f.fabric_class, 'unknown') as fabric_class,
+    f.fabric_product,
+    f.fabric_gbps_per_node,
+    f.fabric_gbps_per_gpu,
+    f.rdma,
+    f.gpudirect_rdma,
+    f.multi_node,
+    f.max_cluster_gpus,
+    f.intra_node_link,
+    f.source_url as fabric_source_url,
+    f.evidence as fabric_evidence,
+    f.obtained_by as fabric_obtained_by,
+    f.observed_at as fabric_observed_at
+from offers_current as o
+left join gpus as g on o.gpu_model = g.gpu_model
+left join stg_fabric_best as f
+    on o.provider = f.provider and o.instance_type = f.instance_type;
+
+-- Daily price per provider, instance type, region and tier, from every good run.
+create or replace view price_history_daily as
+select
+    o.provider,
+    o.instance_type,
+    o.region,
+    o.pricing_tier,
+    o.gpu_model,
+    o.gpu_count,
+    cast(timezone('UTC', o.observed_at) as date) as day,
+    min(o.price_usd_per_gpu_hour) as min_usd_per_gpu_hour,
+    avg(o.price_usd_per_gpu_hour) as avg_usd_per_gpu_hour,
+    max(o.price_usd_per_gpu_hour) as max_usd_per_gpu_hour,
+    count(*) as observations
+from offers_history as o
+inner join scrape_runs as r on o.run_id = r.run_id and r.status = 'ok'
+group by all;
+
+-- Per source: the last good run, the last attempt and how old the data is.
+create or replace view source_freshness as
+with attempts as (
+    select
+        source,
+        max(coalesce(finished_at, started_at)) as last_attempt_at,
+        arg_max(status, coalesce(finished_at, started_at)) as last_status,
+        arg_max(error_text, coalesce(finished_at, started_at)) as last_error,
+        count(*) filter (where status = 'ok') as ok_runs,
+        count(*) as runs
+    from scrape_runs
+    group by source
+),
+consecutive as (
+    -- failures since the last good run
+    select r.source, count(*) as failures_since_last_good
+    from scrape_runs as r
+    left join stg_last_good_runs as g on r.source = g.source
+    where r.status <> 'ok'
+      and (g.finished_at is null or coalesce(r.finished_at, r.started_at) > g.finished_at)
+    group by r.source
+)
+select
+    a.source,
+    g.finished_at as last_good_at,
+    g.run_id as last_good_run_id,
+    a.last_attempt_at,
+    a.last_status,
+    a.last_error,
+    coalesce(c.failures_since_last_good, 0) as failures_since_last_good,
+    a.ok_runs,
+    a.runs,
+    round(epoch(now() - g.finished_at) / 3600.0, 2) as age_hours
+from attempts as a
+left join stg_last_good_runs as g on a.source = g.source
+left join consecutive as c on a.source = c.source;
