@@ -1,0 +1,77 @@
+"""Helpers shared by the tests: real warehouses in temporary folders, real runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from warehouse.load import RunBatch, RunRecord, new_run_id, publish_run
+from warehouse.models import RunMode, RunStatus, utc_now
+from warehouse.synthetic import synthetic_offers
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_record(
+    source: str,
+    status: RunStatus = RunStatus.OK,
+    *,
+    scraped: int = 0,
+    error: str | None = None,
+    age: timedelta = timedelta(0),
+) -> RunRecord:
+    finished = utc_now() - age
+    return RunRecord(
+        run_id=new_run_id(source),
+        source=source,
+        mode=RunMode.REPLAY,
+        started_at=finished - timedelta(seconds=5),
+        finished_at=finished,
+        status=status,
+        items_scraped=scraped,
+        error_text=error,
+    )
+
+
+def publish_synthetic(
+    path: Path,
+    rows: int,
+    *,
+    source: str = "synthetic",
+    seed: int = 0,
+    status: RunStatus = RunStatus.OK,
+    age: timedelta = timedelta(0),
+):
+    offers = synthetic_offers(rows, source=source, seed=seed) if status is RunStatus.OK else None
+    run = run_record(
+        source,
+        status,
+        scraped=rows,
+        age=age,
+        error=None if status is RunStatus.OK else "synthetic failure",
+    )
+    return publish_run(path, RunBatch(run, offers))
+
+
+def python_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FABRICSCOPE_")}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def fabricscope(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run the real console script in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**python_env(), **(env or {})},
+        cwd=cwd or ROOT,
+        timeout=timeout,
+        check=False,
+    )
