@@ -8,6 +8,7 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+from warehouse.db import PublishResult, StageHook
 from warehouse.load import RunBatch, RunRecord, new_run_id, publish_run
 from warehouse.models import RunMode, RunStatus, utc_now
 from warehouse.synthetic import synthetic_offers
@@ -44,16 +45,13 @@ def publish_synthetic(
     seed: int = 0,
     status: RunStatus = RunStatus.OK,
     age: timedelta = timedelta(0),
-):
+    on_stage: StageHook | None = None,
+) -> tuple[RunStatus, PublishResult]:
+    """Publish one run of ``rows`` synthetic offers (or a run without rows if not ok)."""
     offers = synthetic_offers(rows, source=source, seed=seed) if status is RunStatus.OK else None
-    run = run_record(
-        source,
-        status,
-        scraped=rows,
-        age=age,
-        error=None if status is RunStatus.OK else "synthetic failure",
-    )
-    return publish_run(path, RunBatch(run, offers))
+    error = None if status is RunStatus.OK else "synthetic failure"
+    run = run_record(source, status, scraped=rows, age=age, error=error)
+    return publish_run(path, RunBatch(run, offers), on_stage=on_stage)
 
 
 def python_env() -> dict[str, str]:

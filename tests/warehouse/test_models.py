@@ -64,7 +64,7 @@ def test_prices_must_be_positive_and_finite(price):
 
 
 def test_per_gpu_price_must_match_the_total_and_the_error_names_the_offer():
-    with pytest.raises(ValidationError, match="gpu_8x_h100_sxm5.*lambda.*price_usd_per_gpu_hour"):
+    with pytest.raises(ValidationError, match=r"gpu_8x_h100_sxm5.*lambda.*price_usd_per_gpu_hour"):
         offer(price_usd_per_gpu_hour=3.50)
 
 

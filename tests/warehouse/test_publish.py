@@ -235,9 +235,8 @@ def test_a_second_writer_gets_a_clear_error_and_changes_nothing(warehouse_path):
         before = warehouse_path.read_bytes()
         with pytest.raises(WarehouseBusyError, match=r"another refresh is running.*pid \d+"):
             publish_synthetic(warehouse_path, 5)
-        with pytest.raises(WarehouseBusyError):
-            with SnapshotWriter(warehouse_path):
-                pass
+        with pytest.raises(WarehouseBusyError), SnapshotWriter(warehouse_path):
+            pass
         assert warehouse_path.read_bytes() == before
     finally:
         holder.kill()

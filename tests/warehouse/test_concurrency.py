@@ -1,0 +1,42 @@
+"""Readers in four real processes while a writer publishes snapshot after snapshot."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from tests.helpers import ROOT, publish_synthetic, python_env
+from warehouse.db import current_snapshot, verify
+
+ROWS_PER_RUN = 2_000
+SNAPSHOTS = 8
+
+
+def test_readers_never_fail_and_always_see_one_whole_snapshot(warehouse_path):
+    readers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.warehouse.procs", "reader", str(warehouse_path),
+             "12", str(ROWS_PER_RUN)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=python_env(), cwd=ROOT,
+        )
+        for _ in range(4)
+    ]
+    time.sleep(2.0)  # let the readers start querying snapshot 1
+    for seed in range(SNAPSHOTS):
+        publish_synthetic(warehouse_path, ROWS_PER_RUN, source=f"source_{seed % 3}", seed=seed)
+        time.sleep(0.3)
+    reports = []
+    for process in readers:
+        stdout, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, stderr
+        reports.append(json.loads(stdout.strip().splitlines()[-1]))
+    for report in reports:
+        assert report["errors"] == 0, report["messages"]
+        assert report["inconsistent"] == 0, report["messages"]
+        assert report["queries"] > 20
+    seen = set().union(*(set(r["seen"]) for r in reports))
+    assert len(seen) >= 3, f"the readers should have seen several snapshots, saw {seen}"
+    assert current_snapshot(warehouse_path).snapshot_id == 1 + SNAPSHOTS
+    assert verify(warehouse_path).ok
