@@ -221,8 +221,11 @@ def serve(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; usage errors come from Click (exit 2), ours print one line."""
     try:
-        app(args=list(argv) if argv is not None else None, standalone_mode=False)
+        app(args=list(argv) if argv is not None else None, prog_name="fabricscope")
+    except SystemExit as exc:  # Click ends every standalone run this way
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except UserError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         return exc.code
@@ -232,18 +235,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WarehouseError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         return 1
-    except typer.Exit as exc:
-        return int(exc.exit_code or 0)
-    except typer.Abort:
-        err.print("aborted")
-        return 130
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
-        raise
     return 0
 
 

@@ -35,8 +35,11 @@ def reader(path: Path, seconds: float, rows_per_run: int) -> None:
             assert row is not None
             history, runs, latest = (int(v) for v in row)
             # snapshot 1 is the init; each later one published one run of rows_per_run
-            if not (latest == snapshot.snapshot_id and runs == latest - 1
-                    and history == runs * rows_per_run):
+            if not (
+                latest == snapshot.snapshot_id
+                and runs == latest - 1
+                and history == runs * rows_per_run
+            ):
                 inconsistent += 1
                 messages.append(f"snapshot {latest}: {runs} runs, {history} rows")
             seen.add(latest)
@@ -44,8 +47,17 @@ def reader(path: Path, seconds: float, rows_per_run: int) -> None:
         except Exception as exc:  # every error counts: none is acceptable
             errors += 1
             messages.append(f"{type(exc).__name__}: {exc}")
-    print(json.dumps({"queries": queries, "errors": errors, "inconsistent": inconsistent,
-                      "seen": sorted(seen), "messages": messages[:5]}))
+    print(
+        json.dumps(
+            {
+                "queries": queries,
+                "errors": errors,
+                "inconsistent": inconsistent,
+                "seen": sorted(seen),
+                "messages": messages[:5],
+            }
+        )
+    )
 
 
 def publisher(path: Path, rows: int, seed: int, pause_at: str | None) -> None:
@@ -65,7 +77,8 @@ if __name__ == "__main__":
     if kind == "reader":
         reader(target, float(sys.argv[3]), int(sys.argv[4]))
     elif kind == "publisher":
-        publisher(target, int(sys.argv[3]), int(sys.argv[4]),
-                  sys.argv[5] if len(sys.argv) > 5 else None)
+        publisher(
+            target, int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None
+        )
     else:
         raise SystemExit(f"unknown process kind {kind!r}")

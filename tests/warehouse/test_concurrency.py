@@ -17,9 +17,20 @@ SNAPSHOTS = 8
 def test_readers_never_fail_and_always_see_one_whole_snapshot(warehouse_path):
     readers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.warehouse.procs", "reader", str(warehouse_path),
-             "12", str(ROWS_PER_RUN)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=python_env(), cwd=ROOT,
+            [
+                sys.executable,
+                "-m",
+                "tests.warehouse.procs",
+                "reader",
+                str(warehouse_path),
+                "12",
+                str(ROWS_PER_RUN),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=python_env(),
+            cwd=ROOT,
         )
         for _ in range(4)
     ]

@@ -19,12 +19,20 @@ RANDOM_KILLS = 20
 
 
 def start_publisher(path, seed, pause_at=None):
-    args = [sys.executable, "-m", "tests.warehouse.procs", "publisher", str(path), str(ROWS),
-            str(seed)]
+    args = [
+        sys.executable,
+        "-m",
+        "tests.warehouse.procs",
+        "publisher",
+        str(path),
+        str(ROWS),
+        str(seed),
+    ]
     if pause_at:
         args.append(pause_at)
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=python_env(), cwd=ROOT)
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=python_env(), cwd=ROOT
+    )
 
 
 def wait_for(process, line):
@@ -40,8 +48,9 @@ def assert_intact(path, before_id):
     assert snapshot.snapshot_id in (before_id, before_id + 1)
     report = verify(path)
     assert report.ok, report
-    recorded = read_frame(path, "select snapshot_hash from snapshots order by snapshot_id desc "
-                                "limit 1")[1].iloc[0, 0]
+    recorded = read_frame(
+        path, "select snapshot_hash from snapshots order by snapshot_id desc limit 1"
+    )[1].iloc[0, 0]
     assert report.recomputed_hash == recorded == snapshot.snapshot_hash
     return snapshot
 

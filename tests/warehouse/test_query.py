@@ -42,8 +42,7 @@ def test_read_only_forms_are_allowed(populated, sql):
 
 
 def test_rows_are_capped(populated):
-    result = run_user_query(populated, "select * from offers_history",
-                            QueryLimits(max_rows=25))
+    result = run_user_query(populated, "select * from offers_history", QueryLimits(max_rows=25))
     assert len(result.rows) == 25 and result.truncated
 
 
@@ -83,7 +82,8 @@ HOSTILE = {
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_queries_are_refused_with_a_clear_message_and_no_side_effect(
-        populated, tmp_path, monkeypatch, name):
+    populated, tmp_path, monkeypatch, name
+):
     workdir = tmp_path / "cwd"
     workdir.mkdir()
     monkeypatch.chdir(workdir)  # any file written would land here
@@ -108,15 +108,18 @@ def test_names_resolve_only_to_warehouse_relations_never_to_app_objects_or_files
 def test_a_runaway_query_is_interrupted_within_its_timeout(populated):
     started = time.monotonic()
     with pytest.raises(QueryRefused, match=r"longer than 1 s"):
-        run_user_query(populated,
-                       "select count(*) from range(1e9::bigint) a, range(1e9::bigint) b",
-                       QueryLimits(timeout_s=1.0))
+        run_user_query(
+            populated,
+            "select count(*) from range(1e9::bigint) a, range(1e9::bigint) b",
+            QueryLimits(timeout_s=1.0),
+        )
     assert time.monotonic() - started < 6.0
 
 
 def test_a_huge_result_is_streamed_to_the_row_cap_not_materialised(populated):
-    result = run_user_query(populated, "select * from range(1e10::bigint)",
-                            QueryLimits(max_rows=10, timeout_s=5))
+    result = run_user_query(
+        populated, "select * from range(1e10::bigint)", QueryLimits(max_rows=10, timeout_s=5)
+    )
     assert result.truncated and len(result.rows) == 10
 
 

@@ -1,0 +1,77 @@
+"""Invalid configuration fails at start with one readable line naming the setting."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.config import ConfigError, load_settings
+from tests.helpers import fabricscope
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch, tmp_path):
+    for name in list(__import__("os").environ):
+        if name.startswith("FABRICSCOPE_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+
+def test_defaults():
+    settings = load_settings()
+    assert str(settings.warehouse) == "data/warehouse.duckdb"
+    assert settings.query_limits.max_rows == 10_000
+
+
+def test_environment_and_toml_file(monkeypatch, tmp_path):
+    (tmp_path / "fabricscope.toml").write_text("stale_after_hours = 6\nquery_max_rows = 50\n")
+    monkeypatch.setenv("FABRICSCOPE_QUERY_MAX_ROWS", "70")
+    settings = load_settings()
+    assert settings.stale_after_hours == 6 and settings.query_max_rows == 70  # env wins
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"FABRICSCOPE_STALE_AFTER_HOURS": "-3"}, "invalid setting stale_after_hours"),
+        ({"FABRICSCOPE_QUERY_TIMEOUT_S": "soon"}, "invalid setting query_timeout_s"),
+        ({"FABRICSCOPE_QUERY_MEMORY_LIMIT": "lots"}, "invalid setting query_memory_limit"),
+        ({"FABRICSCOPE_WAREHOSE": "x.duckdb"}, "unknown setting FABRICSCOPE_WAREHOSE"),
+        ({"FABRICSCOPE_CONFIG": "missing.toml"}, "invalid setting FABRICSCOPE_CONFIG"),
+    ],
+)
+def test_bad_settings_name_the_setting(monkeypatch, env, expected):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(ConfigError, match=expected):
+        load_settings()
+
+
+def test_unknown_key_in_the_toml_file(tmp_path):
+    (tmp_path / "fabricscope.toml").write_text("refresh_every = 3\n")
+    with pytest.raises(ConfigError, match="unknown setting 'refresh_every'"):
+        load_settings()
+
+
+def test_unwritable_warehouse_path_fails_for_writers(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    settings = load_settings(warehouse=blocker / "warehouse.duckdb")
+    with pytest.raises(ConfigError, match=r"invalid setting warehouse .*cannot write"):
+        settings.require_writable()
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "named"),
+    [
+        ({"FABRICSCOPE_STALE_AFTER_HOURS": "-1"}, ["status"], "stale_after_hours"),
+        ({"FABRICSCOPE_BOGUS": "1"}, ["status"], "FABRICSCOPE_BOGUS"),
+        ({"FABRICSCOPE_WAREHOUSE": "a-file/warehouse.duckdb"}, ["init"], "warehouse"),
+    ],
+)
+def test_the_cli_refuses_to_start_with_one_line(tmp_path, env, args, named):
+    (tmp_path / "a-file").write_text("a file where a folder should be")
+    result = fabricscope(*args, env=env, cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and named in lines[0]
+    assert "Traceback" not in result.stderr
