@@ -419,7 +419,11 @@ class SnapshotWriter:
         con, staging = self.con, self._staging
         assert con is not None and staging is not None, "publish() outside the with-block"
         apply_views(con)
+        if kind == "run" and run_id is not None:
+            _scope_checks_to_run(con, run_id)
         failures = run_data_tests(con)
+        con.execute("drop view if exists temp.checked_offers")
+        con.execute("drop view if exists temp.checked_fabric")
         if failures:
             raise DataTestFailure(failures)
         self._on_stage("tested")
@@ -488,6 +492,16 @@ def apply_migrations(con: duckdb.DuckDBPyConnection, notes: list[str] | None = N
 def apply_views(con: duckdb.DuckDBPyConnection) -> None:
     for view_file in _sql_files(VIEWS_DIR):
         con.execute(view_file.read_text())
+
+
+def _scope_checks_to_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Shadow the checked_* views with this run's rows (temporary views win by name)."""
+    literal = run_id.replace("'", "''")  # DDL takes no parameters; quote the id as a literal
+    for view, table in (("checked_offers", "offers_history"), ("checked_fabric", "fabric_history")):
+        con.execute(
+            f"create or replace temp view {view} as "
+            f"select * from main.{table} where run_id = '{literal}'"
+        )
 
 
 def data_test_files() -> list[Path]:

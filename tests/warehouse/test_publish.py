@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 
 from tests.helpers import ROOT, publish_synthetic, python_env, run_record
@@ -245,3 +246,12 @@ def test_a_second_writer_gets_a_clear_error_and_changes_nothing(warehouse_path):
     started = time.monotonic()
     status, _ = publish_synthetic(warehouse_path, 5)
     assert status is RunStatus.OK and time.monotonic() - started < 30
+
+
+def test_a_run_with_duplicate_offer_keys_is_quarantined(warehouse_path):
+    offers = synthetic_offers(4, source="alpha", seed=3).to_pandas()
+    offers = pd.concat([offers, offers.iloc[[0]]], ignore_index=True)
+    status, result = publish_run(warehouse_path, RunBatch(run_record("alpha"), offers))
+    assert status is RunStatus.QUARANTINED
+    assert "assert_offer_keys_unique_per_run (1 rows)" in result.notes[-1]
+    assert count(warehouse_path, "select count(*) from offers_current") == 0

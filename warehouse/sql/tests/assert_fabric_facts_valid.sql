@@ -1,6 +1,6 @@
 -- Fabric classes from the enum, known classes described in fabric_classes, evidence present.
 select run_id, provider, instance_type, fabric_class
-from fabric_history as f
+from checked_fabric as f
 where fabric_class not in (
         'infiniband', 'spectrum_x', 'roce', 'efa', 'tcpx', 'ethernet',
         'ultra_ethernet', 'none', 'unknown'
