@@ -132,6 +132,7 @@ class Offer(_Contract):
     source: Slug
     instance_type: NonBlank
     region: str | None = None
+    gpu_name: str | None = Field(default=None, description="the GPU as the provider names it")
     gpu_model: str | None = Field(
         default=None, description="canonical id from gpus.csv, None when unknown"
     )
@@ -172,6 +173,7 @@ class FabricFact(_Contract):
     provider: Slug
     source: Slug
     instance_type: NonBlank
+    gpu_name: str | None = None
     gpu_model: str | None = None
     fabric_class: FabricClass
     fabric_product: str | None = None

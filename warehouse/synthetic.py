@@ -35,6 +35,7 @@ def synthetic_offers(
     gpu_count = _GPU_COUNTS[rng.integers(0, len(_GPU_COUNTS), rows)]
     per_gpu = np.round(rng.uniform(0.5, 12.0, rows), 4)
     total = np.round(per_gpu * gpu_count, 4)
+    gpu_model = _GPU_MODELS[rng.integers(0, len(_GPU_MODELS), rows)]
     stamp = observed_at or utc_now()
     table = pa.table(
         {
@@ -42,7 +43,8 @@ def synthetic_offers(
             "source": pa.array(np.full(rows, source, dtype=object)),
             "instance_type": pa.array(np.char.add("syn-", index.astype(str)).astype(object)),
             "region": pa.array(np.full(rows, "synthetic-1", dtype=object)),
-            "gpu_model": pa.array(_GPU_MODELS[rng.integers(0, len(_GPU_MODELS), rows)]),
+            "gpu_name": pa.array(gpu_model),
+            "gpu_model": pa.array(gpu_model),
             "gpu_count": pa.array(gpu_count, pa.int32()),
             "gpu_memory_gb": pa.nulls(rows, pa.float64()),
             "vcpus": pa.array(gpu_count * 16.0),
