@@ -9,9 +9,9 @@ import pandas as pd
 
 from warehouse.db import SnapshotInfo, read_frame
 
-_FRESHNESS_COLUMNS = (
-    "source, last_good_at, last_attempt_at, last_status, failures_since_last_good, "
-    "age_hours, last_error"
+FRESHNESS_SQL = (
+    "select source, data_as_of, last_good_at, last_status, failures_since_last_good, "
+    "age_hours, last_error from source_freshness order by source"
 )
 
 
@@ -24,9 +24,7 @@ class FreshnessReport:
 
 def freshness_report(warehouse: Path, stale_after_hours: float) -> FreshnessReport:
     """A source is stale when its last good run is older than the threshold or missing."""
-    snapshot, frame = read_frame(
-        warehouse, f"select {_FRESHNESS_COLUMNS} from source_freshness order by source"
-    )
+    snapshot, frame = read_frame(warehouse, FRESHNESS_SQL)
     stale = frame["age_hours"].isna() | (frame["age_hours"] > stale_after_hours)
     frame.insert(1, "stale", stale.astype(bool))
     return FreshnessReport(snapshot, frame, tuple(frame.loc[stale, "source"]))

@@ -48,9 +48,13 @@ def publish_synthetic(
     on_stage: StageHook | None = None,
 ) -> tuple[RunStatus, PublishResult]:
     """Publish one run of ``rows`` synthetic offers (or a run without rows if not ok)."""
-    offers = synthetic_offers(rows, source=source, seed=seed) if status is RunStatus.OK else None
     error = None if status is RunStatus.OK else "synthetic failure"
     run = run_record(source, status, scraped=rows, age=age, error=error)
+    offers = (
+        synthetic_offers(rows, source=source, seed=seed, observed_at=run.finished_at)
+        if status is RunStatus.OK
+        else None
+    )
     return publish_run(path, RunBatch(run, offers), on_stage=on_stage)
 
 

@@ -76,9 +76,3 @@ def status_caption(
             "Stale sources (last good data older than "
             f"{stale_after_hours:g} h or none): " + ", ".join(stale["source"])
         )
-
-
-FRESHNESS_SQL = (
-    "select source, last_good_at, last_attempt_at, last_status, failures_since_last_good, "
-    "age_hours, last_error from source_freshness order by source"
-)

@@ -302,8 +302,11 @@ class SnapshotWriter:
     staging file and leaves the serving snapshot untouched.
     """
 
-    def __init__(self, serving: Path, on_stage: StageHook | None = None) -> None:
+    def __init__(
+        self, serving: Path, on_stage: StageHook | None = None, lock_wait_s: float = 0.0
+    ) -> None:
         self.paths = WarehousePaths(serving)
+        self._lock_wait_s = lock_wait_s
         self._on_stage = on_stage or (lambda _stage: None)
         self._lock_fd: int | None = None
         self._staging: Path | None = None
@@ -315,15 +318,21 @@ class SnapshotWriter:
     def _acquire_lock(self) -> None:
         self.paths.directory.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.paths.lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
-            raise WarehouseBusyError(
-                f"another refresh is running on {self.paths.serving} ({holder}); "
-                "wait for it to finish and try again"
-            ) from None
+        deadline = time.monotonic() + self._lock_wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    continue
+                holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
+                os.close(fd)
+                raise WarehouseBusyError(
+                    f"another refresh is running on {self.paths.serving} ({holder}); "
+                    "wait for it to finish and try again"
+                ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} since {utc_now():%Y-%m-%d %H:%M:%S} UTC".encode(), 0)
         self._lock_fd = fd

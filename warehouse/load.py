@@ -258,10 +258,14 @@ def _rows_as_quarantine(batch: RunBatch, reason: str) -> list[QuarantinedItem]:
 
 
 def _publish_once(
-    path: Path, batch: RunBatch, on_stage: StageHook | None, reference_dir: Path
+    path: Path,
+    batch: RunBatch,
+    on_stage: StageHook | None,
+    reference_dir: Path,
+    lock_wait_s: float,
 ) -> PublishResult:
     run = batch.run
-    with SnapshotWriter(path, on_stage) as writer:
+    with SnapshotWriter(path, on_stage, lock_wait_s) as writer:
         con = writer.con
         assert con is not None
         if writer.is_new:
@@ -293,6 +297,7 @@ def publish_run(
     batch: RunBatch,
     on_stage: StageHook | None = None,
     reference_dir: Path = REFERENCE_DIR,
+    lock_wait_s: float = 0.0,
 ) -> tuple[RunStatus, PublishResult]:
     """Publish one run as the next snapshot.
 
@@ -303,7 +308,7 @@ def publish_run(
     if batch.run.status is RunStatus.RUNNING:
         raise WarehouseError(f"run {batch.run.run_id} is still running; publish it when it ends")
     try:
-        return batch.run.status, _publish_once(path, batch, on_stage, reference_dir)
+        return batch.run.status, _publish_once(path, batch, on_stage, reference_dir, lock_wait_s)
     except DataTestFailure as failure:
         if batch.run.status is not RunStatus.OK:
             raise
@@ -312,6 +317,6 @@ def publish_run(
             run=replace(batch.run, status=RunStatus.QUARANTINED, error_text=reason),
             quarantined=_rows_as_quarantine(batch, reason),
         )
-        result = _publish_once(path, refused, on_stage, reference_dir)
+        result = _publish_once(path, refused, on_stage, reference_dir, lock_wait_s)
         result.notes.append(f"run {batch.run.run_id} quarantined: {reason}")
         return RunStatus.QUARANTINED, result

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.components import FRESHNESS_SQL, read_snapshot, settings_or_stop, status_caption
+from pipeline.status import FRESHNESS_SQL
+from ui.components import read_snapshot, settings_or_stop, status_caption
 
 path, stale_after_hours, _ = settings_or_stop()
 snapshot, frames = read_snapshot(

@@ -27,6 +27,10 @@ with spellings as (
 select distinct
     gpu_model,
     spelling,
-    lower(regexp_replace(spelling, '[\s_\-]+', '', 'g')) as match_key
+    -- as scrapers/normalise.py match_key: brand words, spaces, hyphens, underscores removed
+    lower(regexp_replace(
+        regexp_replace(trim(spelling), '^((nvidia|amd|tesla|instinct)[\s_\-]+)+', '', 'i'),
+        '[\s_\-]+', '', 'g'
+    )) as match_key
 from spellings
 where spelling <> '';

@@ -136,7 +136,9 @@ from offers_history as o
 inner join scrape_runs as r on o.run_id = r.run_id and r.status = 'ok'
 group by all;
 
--- Per source: the last good run, the last attempt and how old the data is.
+-- Per source: the last good run, the last attempt, and how old its data is. The age is
+-- that of the data (when its rows were observed), not of the run: a replayed recording
+-- from last year is last year's data.
 create or replace view source_freshness as
 with attempts as (
     select
@@ -157,18 +159,30 @@ consecutive as (
     where r.status <> 'ok'
       and (g.finished_at is null or coalesce(r.finished_at, r.started_at) > g.finished_at)
     group by r.source
+),
+observed as (
+    select run_id, max(observed_at) as data_as_of
+    from (
+        select run_id, observed_at from offers_history
+        union all
+        select run_id, observed_at from fabric_history
+    )
+    where run_id in (select run_id from stg_last_good_runs)
+    group by run_id
 )
 select
     a.source,
     g.finished_at as last_good_at,
     g.run_id as last_good_run_id,
+    o.data_as_of,
     a.last_attempt_at,
     a.last_status,
     a.last_error,
     coalesce(c.failures_since_last_good, 0) as failures_since_last_good,
     a.ok_runs,
     a.runs,
-    round(epoch(now() - g.finished_at) / 3600.0, 2) as age_hours
+    round(epoch(now() - coalesce(o.data_as_of, g.finished_at)) / 3600.0, 2) as age_hours
 from attempts as a
 left join stg_last_good_runs as g on a.source = g.source
+left join observed as o on g.run_id = o.run_id
 left join consecutive as c on a.source = c.source;

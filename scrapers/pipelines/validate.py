@@ -1,0 +1,33 @@
+"""Check every item against the warehouse contracts; a bad one is dropped with its field."""
+
+from __future__ import annotations
+
+from itemadapter import ItemAdapter
+from pydantic import ValidationError
+
+from scrapers.items import RawItem, RawOffer
+from scrapers.pipelines import FabricscopePipeline
+from warehouse.models import FabricFact, Offer
+
+
+class ValidatePipeline(FabricscopePipeline):
+    def process_item(self, item: RawItem) -> Offer | FabricFact:
+        contract = Offer if isinstance(item, RawOffer) else FabricFact
+        fields = {
+            name: value
+            for name, value in ItemAdapter(item).asdict().items()
+            if name in contract.model_fields
+        }
+        fields.update(
+            source=self.run.source, observed_at=self.run.observed_at or self.run.started_at
+        )
+        try:
+            return contract(**fields)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"]) or "item"
+            raise self.drop(
+                f"invalid_{where}" if where != "item" else "invalid",
+                f"{fields.get('instance_type')!r} from {fields.get('provider')}: "
+                f"{where}: {error['msg']}",
+            ) from None

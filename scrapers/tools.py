@@ -1,0 +1,133 @@
+"""Run spiders in one Scrapy process: refresh sources, or parse saved responses.
+
+    python -m scrapers.tools crawl [--offline] [--record] SOURCE...
+    python -m scrapers.tools parse SOURCE FILE [--url URL]
+
+``crawl`` publishes each source's run and prints one JSON event per line.
+``parse`` runs the source's spider and item pipelines on one saved response,
+publishes nothing, and prints the offers, fabric facts and drops as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import mimetypes
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from scrapy.crawler import CrawlerProcess
+from scrapy.spiderloader import SpiderLoader
+from scrapy.utils.project import get_project_settings
+
+
+def spider_names() -> list[str]:
+    return sorted(SpiderLoader.from_settings(get_project_settings()).list())
+
+
+def crawl(sources: list[str], *, offline: bool, record: bool) -> int:
+    unknown = sorted(set(sources) - set(spider_names()))
+    if unknown:
+        print(f"unknown source(s): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    settings = get_project_settings()
+    settings.set("FABRICSCOPE_REPLAY_ENABLED", offline, priority="cmdline")
+    settings.set("FABRICSCOPE_RECORD_ENABLED", record, priority="cmdline")
+    settings.set("FABRICSCOPE_EVENTS_ENABLED", True, priority="cmdline")
+    process = CrawlerProcess(settings, install_root_handler=True)
+    for source in sources:
+        process.crawl(source)
+    process.start()
+    return 0
+
+
+def _content_type(path: Path) -> str:
+    guessed = mimetypes.guess_type(path.name)[0]
+    return guessed or "text/html"
+
+
+def parse_saved(cases: list[tuple[str, Path, str | None]]) -> list[dict[str, Any]]:
+    """Spider + pipelines on saved responses (source, file, URL); nothing is published."""
+    loader_settings = get_project_settings()
+    loader = SpiderLoader.from_settings(loader_settings)
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="fabricscope-parse-") as tmp:
+        process = CrawlerProcess(loader_settings, install_root_handler=False)
+        dumps: list[Path] = []
+        for index, (source, file, url) in enumerate(cases):
+            spider_cls = loader.load(source)
+            target = url or spider_cls.start_urls[0]
+            fixtures = Path(tmp) / f"case{index}"
+            (fixtures / source).mkdir(parents=True)
+            body = file.read_bytes()
+            (fixtures / source / "saved").write_bytes(body)
+            (fixtures / source / "requests.json").write_text(
+                json.dumps(
+                    [
+                        {
+                            "method": "GET",
+                            "url": target,
+                            "file": "saved",
+                            "status": 200,
+                            "content_type": _content_type(file),
+                        }
+                    ]
+                )
+            )
+            dump = Path(tmp) / f"case{index}.json"
+            dumps.append(dump)
+            settings = get_project_settings()
+            settings.setdict(
+                {
+                    "FABRICSCOPE_REPLAY_ENABLED": True,
+                    "FABRICSCOPE_FIXTURES_DIR": str(fixtures),
+                    "FABRICSCOPE_PUBLISH_ENABLED": False,
+                    "FABRICSCOPE_RAW_DIR": "",
+                    "FABRICSCOPE_DUMP_PATH": str(dump),
+                    "LOG_LEVEL": "WARNING",
+                },
+                priority="cmdline",
+            )
+            crawler = process.create_crawler(spider_cls)
+            crawler.settings = settings  # each case replays its own file
+            process.crawl(crawler, start_urls=[target])  # the saved file answers this URL
+        process.start()
+        for dump in dumps:
+            results.append(json.loads(dump.read_text()) if dump.exists() else {})
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scrapers.tools")
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    crawl_args = verbs.add_parser("crawl")
+    crawl_args.add_argument("sources", nargs="*")
+    crawl_args.add_argument("--offline", action="store_true")
+    crawl_args.add_argument("--record", action="store_true")
+    verbs.add_parser("list")
+    parse_args = verbs.add_parser("parse")
+    parse_args.add_argument("source")
+    parse_args.add_argument("file", type=Path)
+    parse_args.add_argument("--url")
+    args = parser.parse_args(argv)
+    if args.verb == "list":
+        print("\n".join(spider_names()))
+        return 0
+    if args.verb == "crawl":
+        return crawl(args.sources or spider_names(), offline=args.offline, record=args.record)
+    if args.source not in spider_names():
+        print(
+            f"unknown source {args.source!r}; known: {', '.join(spider_names())}", file=sys.stderr
+        )
+        return 2
+    if not args.file.is_file():
+        print(f"no such file: {args.file}", file=sys.stderr)
+        return 2
+    print(json.dumps(parse_saved([(args.source, args.file, args.url)])[0], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""Every spider arrives with its fixture, its SOURCES line, its test and its schedule."""
+
+from __future__ import annotations
+
+import pytest
+from apscheduler.triggers.cron import CronTrigger
+from scrapy.spiderloader import SpiderLoader
+from scrapy.utils.project import get_project_settings
+
+from scrapers.spiders.base import FabricscopeSpider
+from tests.helpers import ROOT
+from tests.scrapers.harness import FIXTURES, manifest
+
+LOADER = SpiderLoader.from_settings(get_project_settings())
+NAMES = sorted(LOADER.list())
+
+
+def test_there_are_spiders():
+    assert NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_file_class_and_name_agree(name):
+    spider = LOADER.load(name)
+    assert issubclass(spider, FabricscopeSpider)
+    assert spider.__module__ == f"scrapers.spiders.{name}"
+    assert spider.__name__ == "".join(part.title() for part in name.split("_")) + "Spider"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_spider_has_fixtures_listed_in_sources(name):
+    entries = manifest(name)
+    assert entries, f"fixtures/{name}/requests.json is missing or empty"
+    sources = (FIXTURES / "SOURCES.md").read_text()
+    for entry in entries:
+        assert (FIXTURES / name / entry["file"]).is_file(), entry["file"]
+        assert f"{name}/{entry['file']}" in sources, f"{entry['file']} has no line in SOURCES.md"
+    start_urls = set(getattr(LOADER.load(name), "start_urls", []))
+    assert start_urls <= {e["url"] for e in entries}, "every start URL needs a recording"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_spider_has_a_test_and_a_schedule(name):
+    assert (ROOT / "tests" / "scrapers" / "spiders" / f"test_{name}.py").is_file()
+    CronTrigger.from_crontab(LOADER.load(name).refresh_cron)
+
+
+def test_every_fixture_folder_belongs_to_a_spider():
+    folders = {p.name for p in FIXTURES.iterdir() if p.is_dir()}
+    assert folders <= set(NAMES)
