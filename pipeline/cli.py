@@ -19,10 +19,12 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pipeline import refresh as refreshing
 from pipeline.config import ConfigError, Settings, load_settings
-from pipeline.refresh import ensure_warehouse
+from pipeline.refresh import RefreshError, SourceOutcome
 from pipeline.status import freshness_report
 from warehouse.db import WarehouseError, verify
 from warehouse.export import export_parquet
@@ -101,7 +103,7 @@ def init(warehouse: WarehouseOption = None) -> None:
     """Create or migrate the warehouse and load the reference data."""
     settings = _settings(warehouse)
     settings.require_writable()
-    result = ensure_warehouse(settings.warehouse)
+    result = refreshing.ensure_warehouse(settings.warehouse)
     for note in result.notes:
         err.print(note)
     if result.snapshot is not None:
@@ -190,6 +192,160 @@ def export(
     for relation, rows in sorted(result.files.items()):
         out.print(f"{relation}.parquet: {rows} rows")
     out.print(f"snapshot {result.snapshot.snapshot_id} exported to {result.directory}")
+
+
+@app.command()
+def refresh(
+    source: Annotated[
+        list[str] | None, typer.Option("--source", "-s", help="Only this source (repeatable).")
+    ] = None,
+    offline: Annotated[
+        bool | None,
+        typer.Option("--offline/--live", help="Replay recorded responses from fixtures/."),
+    ] = None,
+    record: Annotated[
+        bool, typer.Option("--record", help="Save live responses as fixtures.")
+    ] = False,
+    if_empty: Annotated[
+        bool, typer.Option("--if-empty", help="Do nothing if any source already has data.")
+    ] = False,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Crawl sources and publish each one's run; exit 0 if all succeeded, 3 if some did."""
+    settings = _settings(warehouse)
+    settings.require_writable()
+    use_replay = settings.offline if offline is None else offline
+    if record and use_replay:
+        raise UserError("--record needs the network: drop --offline", code=2)
+    if if_empty and refreshing.has_good_runs(settings.warehouse):
+        err.print(f"{settings.warehouse} already holds data; nothing to do (--if-empty)")
+        return
+    try:
+        outcomes = _refresh_with_progress(settings, source or [], use_replay, record)
+    except RefreshError as exc:
+        raise UserError(str(exc), code=2) from None
+    rows = [
+        (
+            o.source,
+            o.status,
+            o.offers,
+            o.facts,
+            sum(o.dropped.values()),
+            o.quarantined,
+            round(o.seconds, 1),
+            o.error,
+        )
+        for o in sorted(outcomes, key=lambda o: o.source)
+    ]
+    columns = [
+        "source",
+        "status",
+        "offers",
+        "fabric_facts",
+        "dropped",
+        "quarantined",
+        "seconds",
+        "error",
+    ]
+    print_rows(columns, rows, fmt, title="refresh")
+    succeeded = sum(o.ok for o in outcomes)
+    if succeeded < len(outcomes):
+        raise typer.Exit(3 if succeeded else 1)
+
+
+def _refresh_with_progress(
+    settings: Settings, sources: list[str], offline: bool, record: bool
+) -> list[SourceOutcome]:
+    names = sources or refreshing.list_sources()
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+        disable=not err.is_terminal,
+    ) as progress:
+        tasks = {name: progress.add_task(f"{name}: crawling", total=1) for name in names}
+
+        def show(outcome: SourceOutcome) -> None:
+            if outcome.status == "running":
+                return
+            detail = f"{outcome.offers} offers, {outcome.facts} facts"
+            progress.update(
+                tasks[outcome.source],
+                completed=1,
+                description=f"{outcome.source}: {outcome.status} ({detail})",
+            )
+
+        return refreshing.refresh(
+            settings.warehouse,
+            settings.data_dir,
+            names,
+            offline=offline,
+            record=record,
+            on_event=show,
+        )
+
+
+@app.command()
+def parse(
+    source: Annotated[str, typer.Argument(help="The source (spider) name.")],
+    file: Annotated[Path, typer.Argument(help="A saved response: HTML, JSON or CSV.")],
+    url: Annotated[str | None, typer.Option(help="The URL the file was saved from.")] = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Run a source's spider and pipelines on one saved response; publishes nothing."""
+    if not file.is_file():
+        raise UserError(f"no such file: {file}", code=2)
+    try:
+        parsed = refreshing.parse_saved(source, file, url)
+    except RefreshError as exc:
+        raise UserError(str(exc), code=2) from None
+    if fmt is OutputFormat.JSON:
+        sys.stdout.write(json.dumps(parsed, indent=2) + "\n")
+    else:
+        offer_columns = [
+            "instance_type",
+            "region",
+            "gpu_name",
+            "gpu_model",
+            "gpu_count",
+            "pricing_tier",
+            "price",
+            "currency",
+            "price_usd_per_gpu_hour",
+        ]
+        print_rows(
+            offer_columns,
+            [[o.get(c) for c in offer_columns] for o in parsed["offers"]],
+            fmt,
+            title=f"{source}: offers",
+        )
+        fact_columns = [
+            "instance_type",
+            "fabric_class",
+            "fabric_gbps_per_node",
+            "rdma",
+            "multi_node",
+            "evidence",
+        ]
+        if parsed["fabric_facts"] or fmt is OutputFormat.TABLE:
+            print_rows(
+                fact_columns,
+                [[f.get(c) for c in fact_columns] for f in parsed["fabric_facts"]],
+                fmt,
+                title=f"{source}: fabric facts",
+            )
+    summary = (
+        f"{source}: {parsed['status']}; {len(parsed['offers'])} offers, "
+        f"{len(parsed['fabric_facts'])} fabric facts, dropped {parsed['dropped'] or 'none'}"
+    )
+    if parsed.get("error"):
+        summary += f"; {parsed['error']}"
+    err.print(summary, markup=False, highlight=False)
+    if parsed["status"] != "ok":
+        raise typer.Exit(1)
 
 
 @app.command()

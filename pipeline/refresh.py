@@ -1,11 +1,26 @@
-"""Building and refreshing the warehouse (scraper runs arrive with the scrapers)."""
+"""Building and refreshing the warehouse.
+
+Crawls run in a separate process (`python -m scrapers.tools crawl`): Twisted's
+reactor cannot restart, and a crawl must never take the caller down with it.
+Each source publishes its own run; this module reads the crawl's JSON events.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from warehouse.db import PublishResult
+from warehouse.db import PublishResult, read_frame
 from warehouse.load import init_warehouse
+
+_ROOT = Path(__file__).resolve().parent.parent
 
 
 def ensure_warehouse(warehouse: Path) -> PublishResult:
@@ -15,3 +30,157 @@ def ensure_warehouse(warehouse: Path) -> PublishResult:
     CSVs changed.
     """
     return init_warehouse(warehouse)
+
+
+@dataclass
+class SourceOutcome:
+    source: str
+    status: str = "running"
+    error: str | None = None
+    offers: int = 0
+    facts: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    quarantined: int = 0
+    started: float = field(default_factory=time.monotonic)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class RefreshError(Exception):
+    """The crawl process itself failed; the message says how."""
+
+
+def list_sources() -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "scrapers.tools", "list"],
+        capture_output=True,
+        text=True,
+        cwd=_ROOT,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RefreshError(f"cannot list sources: {result.stderr.strip()[-500:]}")
+    return result.stdout.split()
+
+
+def _crawl_environment(warehouse: Path, data_dir: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "FABRICSCOPE_WAREHOUSE": str(warehouse.resolve()),
+        "FABRICSCOPE_DATA_DIR": str(data_dir.resolve()),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
+    }
+
+
+def refresh(
+    warehouse: Path,
+    data_dir: Path,
+    sources: Sequence[str],
+    *,
+    offline: bool,
+    record: bool = False,
+    on_event: Callable[[SourceOutcome], None] | None = None,
+    extra_args: Sequence[str] = (),
+) -> list[SourceOutcome]:
+    """Crawl ``sources`` (all of them if empty); every source publishes its own run."""
+    chosen = list(sources) or list_sources()
+    known = set(list_sources())
+    unknown = [s for s in chosen if s not in known]
+    if unknown:
+        raise RefreshError(
+            f"unknown source {unknown[0]!r}; known sources: {', '.join(sorted(known))}"
+        )
+    ensure_warehouse(warehouse)
+    log_dir = data_dir / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"refresh-{time.strftime('%Y%m%dT%H%M%S')}.log"
+    args = [sys.executable, "-m", "scrapers.tools", "crawl", *chosen, *extra_args]
+    if offline:
+        args.append("--offline")
+    if record:
+        args.append("--record")
+    outcomes = {source: SourceOutcome(source) for source in chosen}
+    with log_path.open("w", encoding="utf-8") as log:
+        process = subprocess.Popen(
+            args,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=_ROOT,
+            env=_crawl_environment(warehouse, data_dir),
+        )
+        assert process.stdout is not None
+        for line in process.stdout:
+            event = _event(line)
+            if event is None or event.get("source") not in outcomes:
+                continue
+            outcome = outcomes[event["source"]]
+            if event["event"] == "closed":
+                _close(outcome, event)
+            if on_event:
+                on_event(outcome)
+        code = process.wait()
+    unfinished = [o for o in outcomes.values() if o.status == "running"]
+    for outcome in unfinished:
+        outcome.status = "failed"
+        outcome.error = (
+            f"the crawl process ended (exit {code}) before this source finished; see {log_path}"
+        )
+        outcome.seconds = time.monotonic() - outcome.started
+        if on_event:
+            on_event(outcome)
+    return list(outcomes.values())
+
+
+def _event(line: str) -> dict[str, Any] | None:
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return event if isinstance(event, dict) and "event" in event else None
+
+
+def _close(outcome: SourceOutcome, event: dict[str, Any]) -> None:
+    outcome.status = event["status"]
+    outcome.error = event.get("error")
+    outcome.offers = int(event.get("offers", 0))
+    outcome.facts = int(event.get("facts", 0))
+    outcome.dropped = dict(event.get("dropped", {}))
+    outcome.quarantined = int(event.get("quarantined", 0))
+    outcome.seconds = time.monotonic() - outcome.started
+
+
+def has_good_runs(warehouse: Path) -> bool:
+    if not warehouse.exists():
+        return False
+    _, frame = read_frame(warehouse, "select count(*) as n from scrape_runs where status = 'ok'")
+    return bool(frame["n"].iloc[0])
+
+
+def parse_saved(source: str, file: Path, url: str | None = None) -> dict[str, Any]:
+    """What a source's spider and pipelines make of one saved response (nothing published)."""
+    args = [sys.executable, "-m", "scrapers.tools", "parse", source, str(file)]
+    if url:
+        args += ["--url", url]
+    result = subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        cwd=_ROOT,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(_ROOT)},
+    )
+    if result.returncode != 0:
+        raise RefreshError(
+            result.stderr.strip().splitlines()[-1]
+            if result.stderr.strip()
+            else f"parse failed (exit {result.returncode})"
+        )
+    parsed: dict[str, Any] = json.loads(result.stdout)
+    return parsed

@@ -27,18 +27,33 @@ def spider_names() -> list[str]:
     return sorted(SpiderLoader.from_settings(get_project_settings()).list())
 
 
-def crawl(sources: list[str], *, offline: bool, record: bool) -> int:
+def crawl(
+    sources: list[str],
+    *,
+    offline: bool,
+    record: bool,
+    overrides: dict[str, str] | None = None,
+    start_urls: dict[str, list[str]] | None = None,
+) -> int:
+    """Crawl the sources in one process; each publishes its own run when it closes."""
     unknown = sorted(set(sources) - set(spider_names()))
     if unknown:
         print(f"unknown source(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
     settings = get_project_settings()
-    settings.set("FABRICSCOPE_REPLAY_ENABLED", offline, priority="cmdline")
-    settings.set("FABRICSCOPE_RECORD_ENABLED", record, priority="cmdline")
-    settings.set("FABRICSCOPE_EVENTS_ENABLED", True, priority="cmdline")
-    process = CrawlerProcess(settings, install_root_handler=True)
+    settings.setdict(
+        {
+            "FABRICSCOPE_REPLAY_ENABLED": offline,
+            "FABRICSCOPE_RECORD_ENABLED": record,
+            "FABRICSCOPE_EVENTS_ENABLED": True,
+            **(overrides or {}),
+        },
+        priority="cmdline",
+    )
+    process = CrawlerProcess(settings)
     for source in sources:
-        process.crawl(source)
+        urls = (start_urls or {}).get(source)
+        process.crawl(source, **({"start_urls": urls} if urls else {}))
     process.start()
     return 0
 
@@ -54,7 +69,8 @@ def parse_saved(cases: list[tuple[str, Path, str | None]]) -> list[dict[str, Any
     loader = SpiderLoader.from_settings(loader_settings)
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="fabricscope-parse-") as tmp:
-        process = CrawlerProcess(loader_settings, install_root_handler=False)
+        loader_settings.set("LOG_INSTALL_ROOT_HANDLER", False)
+        process = CrawlerProcess(loader_settings)
         dumps: list[Path] = []
         for index, (source, file, url) in enumerate(cases):
             spider_cls = loader.load(source)
@@ -106,6 +122,16 @@ def main(argv: list[str] | None = None) -> int:
     crawl_args.add_argument("sources", nargs="*")
     crawl_args.add_argument("--offline", action="store_true")
     crawl_args.add_argument("--record", action="store_true")
+    crawl_args.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="a Scrapy setting"
+    )
+    crawl_args.add_argument(
+        "--start-url",
+        action="append",
+        default=[],
+        metavar="SOURCE=URL",
+        help="crawl this URL instead of the source's own (tests, mirrors)",
+    )
     verbs.add_parser("list")
     parse_args = verbs.add_parser("parse")
     parse_args.add_argument("source")
@@ -116,7 +142,18 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(spider_names()))
         return 0
     if args.verb == "crawl":
-        return crawl(args.sources or spider_names(), offline=args.offline, record=args.record)
+        overrides = dict(item.split("=", 1) for item in args.set)
+        start_urls: dict[str, list[str]] = {}
+        for item in args.start_url:
+            source, url = item.split("=", 1)
+            start_urls.setdefault(source, []).append(url)
+        return crawl(
+            args.sources or spider_names(),
+            offline=args.offline,
+            record=args.record,
+            overrides=overrides,
+            start_urls=start_urls,
+        )
     if args.source not in spider_names():
         print(
             f"unknown source {args.source!r}; known: {', '.join(spider_names())}", file=sys.stderr
