@@ -1,0 +1,54 @@
+import pytest
+from scrapy.exceptions import DropItem
+
+from scrapers.pipelines.anomaly import AnomalyPipeline
+from warehouse.models import Offer, utc_now
+
+
+def offer(price_per_gpu):
+    return Offer(
+        provider="lambda",
+        source="lambda_cloud",
+        instance_type="1x H100",
+        gpu_name="H100 SXM",
+        gpu_model="H100-SXM-80GB",
+        gpu_count=1,
+        pricing_tier="on_demand",
+        price_basis="per_gpu",
+        price=price_per_gpu,
+        currency="USD",
+        price_usd_per_hour=price_per_gpu,
+        price_usd_per_gpu_hour=price_per_gpu,
+        source_url="https://lambda.ai/pricing",
+        obtained_by="scraped",
+        observed_at=utc_now(),
+    )
+
+
+@pytest.fixture
+def pipeline(crawler):
+    pipeline = AnomalyPipeline.from_crawler(crawler)
+    pipeline.open_spider()  # no warehouse yet: nothing to compare with
+    pipeline.medians = {("H100-SXM-80GB", "on_demand"): 2.5}
+    return pipeline
+
+
+def test_without_reference_prices_nothing_is_quarantined(crawler):
+    pipeline = AnomalyPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    assert pipeline.medians == {}
+    assert pipeline.process_item(offer(250.0)).price == 250.0
+
+
+@pytest.mark.parametrize("price", [2.0, 2.5, 7.4, 0.84])
+def test_prices_near_the_median_pass(pipeline, price):
+    assert pipeline.process_item(offer(price)).price == price
+
+
+@pytest.mark.parametrize("price", [250.0, 7.6, 0.8, 0.025])  # a 100x jump, and the 3x bounds
+def test_prices_far_from_the_median_are_quarantined_with_the_reason(crawler, pipeline, price):
+    with pytest.raises(DropItem, match="price_anomaly"):
+        pipeline.process_item(offer(price))
+    kept = crawler.spider.run.quarantined
+    assert len(kept) == 1 and "median 2.50" in kept[0].reason
+    assert kept[0].raw["price_usd_per_gpu_hour"] == price
