@@ -19,9 +19,11 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 
 venv: $(INSTALLED)
 
-# Create or migrate the warehouse and load the bundled reference data (idempotent).
+# Create or migrate the warehouse, load the bundled reference data, and fill it from the
+# recorded responses in fixtures/ if it holds no offers yet (idempotent, no network).
 warehouse: venv
 	$(BIN)/fabricscope init --warehouse $(WAREHOUSE)
+	$(BIN)/fabricscope refresh --offline --if-empty --warehouse $(WAREHOUSE) || test $$? -eq 3
 
 app: warehouse
 	$(BIN)/fabricscope serve --warehouse $(WAREHOUSE) --port $(PORT)

@@ -156,11 +156,14 @@ def record_response(root: Path, spider: Spider, request: Request, response: Resp
         entry["body_hex"] = request.body.hex()
     entries.append(entry)
     manifest_path.write_text(json.dumps(entries, indent=2) + "\n", encoding="utf-8")
-    spider.logger.info(
-        f"recorded {request.url} -> fixtures/{spider.name}/{name}; add to fixtures/SOURCES.md: "
-        f"| {spider.name}/{name} | {request.method} {request.url} | {today:%Y-%m-%d} | "
-        f"recorded live by fabricscope | provider's published prices | complete |"
+    line = (
+        f"| {spider.name}/{name} | {request.method} {request.url} ({content_type}) | "
+        f"{today:%Y-%m-%d} | recorded live by `fabricscope refresh --record` | "
+        "the provider's published page; check its terms before republishing | complete |\n"
     )
+    with (root / "SOURCES.md").open("a", encoding="utf-8") as sources:
+        sources.write(line)
+    spider.logger.info(f"recorded {request.url} -> fixtures/{spider.name}/{name}")
     return directory / name
 
 

@@ -6,6 +6,7 @@ rows unchanged (content hash), and nothing wrong published.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -86,7 +87,13 @@ def server():
     running.httpd.server_close()
 
 
-def crawl(warehouse: Path, starts: dict[str, str], *settings: str, timeout: float = 120):
+def crawl(
+    warehouse: Path,
+    starts: dict[str, str],
+    *settings: str,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+):
     args = [sys.executable, "-m", "scrapers.tools", "crawl", *starts]
     for source, url in starts.items():
         args += ["--start-url", f"{source}={url}"]
@@ -96,6 +103,7 @@ def crawl(warehouse: Path, starts: dict[str, str], *settings: str, timeout: floa
         **python_env(),
         "FABRICSCOPE_WAREHOUSE": str(warehouse),
         "FABRICSCOPE_DATA_DIR": str(warehouse.parent),
+        **(env or {}),
     }
     started = time.monotonic()
     result = subprocess.run(
@@ -199,3 +207,28 @@ def test_unknown_url_offline_is_refused_without_network(tmp_path):
     assert run["status"] == "failed" and "no recorded response" in run["error_text"]
     assert '"fabricscope/replay/unknown_url": 1' in run["scrapy_stats"]
     assert "downloader/response_count" not in run["scrapy_stats"]  # nothing was downloaded
+
+
+def test_record_then_replay_gives_the_same_items(tmp_path, server):
+    fixtures = tmp_path / "fixtures"
+    fixtures.mkdir()
+    (fixtures / "SOURCES.md").write_text(
+        "| file | URL | captured | origin | licence | complete? |\n"
+    )
+    live = tmp_path / "live" / "warehouse.duckdb"
+    url = server.url("/pricing")
+    env = {"FABRICSCOPE_FIXTURES_DIR": str(fixtures)}
+    result, _ = crawl(live, {"lambda_cloud": url}, "FABRICSCOPE_RECORD_ENABLED=True", env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    entries = json.loads((fixtures / "lambda_cloud" / "requests.json").read_text())
+    assert [e["url"] for e in entries] == [url]
+    assert (fixtures / "lambda_cloud" / entries[0]["file"]).read_bytes() == LAMBDA_PAGE
+    assert f"lambda_cloud/{entries[0]['file']}" in (fixtures / "SOURCES.md").read_text()
+    server.httpd.shutdown()  # from here on, no network at all
+    replayed = tmp_path / "replayed" / "warehouse.duckdb"
+    result, _ = crawl(replayed, {"lambda_cloud": url}, "FABRICSCOPE_REPLAY_ENABLED=True", env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    columns = "instance_type, gpu_model, gpu_count, price_usd_per_gpu_hour"
+    assert read_frame(live, f"select {columns} from offers_current order by all")[1].equals(
+        read_frame(replayed, f"select {columns} from offers_current order by all")[1]
+    )
