@@ -18,6 +18,7 @@ PAGES = Path(__file__).parent / "pages"
 navigation = st.navigation(
     [
         st.Page(PAGES / "overview.py", title="Overview", icon="🧭", default=True),
+        st.Page(PAGES / "offers.py", title="Offers", icon="💲"),
         st.Page(PAGES / "reference.py", title="GPUs and fabrics", icon="🧮"),
         st.Page(PAGES / "sql.py", title="SQL", icon="🔎"),
     ]

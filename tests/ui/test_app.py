@@ -11,7 +11,7 @@ from tests.helpers import ROOT, publish_synthetic
 from warehouse.db import current_snapshot
 
 APP = str(ROOT / "ui" / "app.py")
-PAGES = ["pages/overview.py", "pages/reference.py", "pages/sql.py"]
+PAGES = ["pages/overview.py", "pages/offers.py", "pages/reference.py", "pages/sql.py"]
 
 
 @pytest.fixture
@@ -82,7 +82,7 @@ def test_the_build_button_builds_the_warehouse(use_warehouse, tmp_path):
     assert any(m.label == "GPU models known" for m in app.metric)
 
 
-@pytest.mark.parametrize("page", PAGES[:2])
+@pytest.mark.parametrize("page", PAGES[:3])
 def test_a_stale_source_is_flagged(use_warehouse, warehouse_path, page):
     use_warehouse(warehouse_path)
     publish_synthetic(warehouse_path, 5, source="old_source", age=timedelta(days=30))
@@ -114,3 +114,14 @@ def test_a_new_snapshot_shows_without_restarting(use_warehouse, warehouse_path):
     publish_synthetic(warehouse_path, 7, source="alpha")
     app.run()
     assert {m.label: m.value for m in app.metric}["Current offers"] == "7"
+
+
+def test_offers_page_filters_by_provider(use_warehouse, warehouse_path):
+    use_warehouse(warehouse_path)
+    publish_synthetic(warehouse_path, 20, source="alpha")
+    app = open_page("pages/offers.py")
+    assert not app.exception
+    assert len(app.dataframe[0].value) == 20
+    app.multiselect[2].select("spot").run()
+    shown = app.dataframe[0].value
+    assert 0 < len(shown) < 20 and set(shown["pricing_tier"]) == {"spot"}
