@@ -15,6 +15,7 @@ import json
 import mimetypes
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,19 @@ def _content_type(path: Path) -> str:
     return guessed or "text/html"
 
 
-def parse_saved(cases: list[tuple[str, Path, str | None]]) -> list[dict[str, Any]]:
-    """Spider + pipelines on saved responses (source, file, URL); nothing is published."""
+@dataclass(frozen=True)
+class SavedResponse:
+    """A saved response and the request it answers (a spider's first start URL by default)."""
+
+    source: str
+    file: Path
+    url: str | None = None
+    method: str = "GET"
+    body_hex: str = ""
+
+
+def parse_saved(cases: list[SavedResponse]) -> list[dict[str, Any]]:
+    """Spider + pipelines on saved responses; nothing is published."""
     loader_settings = get_project_settings()
     loader = SpiderLoader.from_settings(loader_settings)
     results: list[dict[str, Any]] = []
@@ -72,9 +84,10 @@ def parse_saved(cases: list[tuple[str, Path, str | None]]) -> list[dict[str, Any
         loader_settings.set("LOG_INSTALL_ROOT_HANDLER", False)
         process = CrawlerProcess(loader_settings)
         dumps: list[Path] = []
-        for index, (source, file, url) in enumerate(cases):
+        for index, case in enumerate(cases):
+            source, file = case.source, case.file
             spider_cls = loader.load(source)
-            target = url or spider_cls.start_urls[0]
+            target = case.url or spider_cls.start_urls[0]
             fixtures = Path(tmp) / f"case{index}"
             (fixtures / source).mkdir(parents=True)
             body = file.read_bytes()
@@ -83,8 +96,9 @@ def parse_saved(cases: list[tuple[str, Path, str | None]]) -> list[dict[str, Any
                 json.dumps(
                     [
                         {
-                            "method": "GET",
+                            "method": case.method,
                             "url": target,
+                            "body_hex": case.body_hex,
                             "file": "saved",
                             "status": 200,
                             "content_type": _content_type(file),
@@ -137,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     parse_args.add_argument("source")
     parse_args.add_argument("file", type=Path)
     parse_args.add_argument("--url")
+    parse_args.add_argument("--method", default="GET")
+    parse_args.add_argument("--body-hex", default="", help="the POST body the spider sends, hex")
     args = parser.parse_args(argv)
     if args.verb == "list":
         print("\n".join(spider_names()))
@@ -162,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.file.is_file():
         print(f"no such file: {args.file}", file=sys.stderr)
         return 2
-    print(json.dumps(parse_saved([(args.source, args.file, args.url)])[0], indent=2))
+    case = SavedResponse(args.source, args.file, args.url, args.method.upper(), args.body_hex)
+    print(json.dumps(parse_saved([case])[0], indent=2))
     return 0
 
 

@@ -31,6 +31,9 @@ def parse_fixture(source: str, fixture: str, url: str | None = None) -> dict[str
     ]
     if url:
         args += ["--url", url]
+    recorded = next((e for e in manifest(source) if e["file"] == fixture), None)
+    if recorded and recorded.get("body_hex"):  # a POST API: replay the exact request
+        args += ["--method", recorded["method"], "--body-hex", recorded["body_hex"]]
     result = subprocess.run(
         args, capture_output=True, text=True, env=python_env(), cwd=ROOT, timeout=120, check=False
     )
