@@ -32,11 +32,12 @@ def test_contact_sales_cells_are_dropped_as_no_price():
     assert not [o for o in parsed["offers"] if "B200" in o["instance_type"]]
 
 
-def test_hgx_spellings_are_not_guessed_into_a_model():
-    # "NVIDIA H100" + "HGX" names the SXM part, but no alias says so yet: left unmapped
+def test_hgx_spellings_name_the_sxm_parts():
+    # HGX boards carry SXM modules: "H100 HGX" is an alias of H100-SXM-80GB in gpus.csv
     parsed = parse_fixture("crusoe", PAGE)
-    assert {o["gpu_model"] for o in parsed["offers"]} == {None}
-    assert parsed["stats"]["fabricscope/gpu_unmapped/NVIDIA H100 HGX"] == 2
+    models = {(o["gpu_name"], o["gpu_model"]) for o in parsed["offers"]}
+    assert models == {("NVIDIA H100 HGX", "H100-SXM-80GB"), ("NVIDIA H200 HGX", "H200-SXM-141GB")}
+    assert "fabricscope/gpu_unmapped" not in parsed["stats"]
 
 
 def test_a_page_it_does_not_know_fails_the_run():
