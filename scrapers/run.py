@@ -52,8 +52,11 @@ class RunCollector:
                 f"the crawl ended early ({finish_reason}); {_http_summary(stats)}",
             )
         if self.items < min_items:
+            dropped = ", ".join(f"{r} {n}" for r, n in self.dropped.most_common())
             return RunStatus.FAILED, (
-                f"{self.items} items (at least {min_items} expected); {_http_summary(stats)}"
+                f"{self.items} items (at least {min_items} expected)"
+                + (f"; dropped: {dropped}" if dropped else "")
+                + f"; {_http_summary(stats)}"
             )
         harmful = sum(n for reason, n in self.dropped.items() if reason not in BENIGN_DROPS)
         if self.scraped and harmful / self.scraped > max_drop_share:
@@ -94,4 +97,7 @@ def _http_summary(stats: dict[str, Any]) -> str:
         parts.append("the page layout was not recognised")
     if stats.get("fabricscope/replay/unknown_url"):
         parts.append("no recorded response for a requested URL (offline)")
+    for key, value in sorted(stats.items()):
+        if key.startswith("fabricscope/skipped/"):
+            parts.append(f"skipped {key.rsplit('/', 1)[1]} x{value}")
     return "; ".join(parts) or "no errors were logged"
