@@ -15,7 +15,7 @@ snapshot, frames = read_snapshot(
         "offers": """
             select provider, instance_type, region, gpu_model, gpu_name, gpu_count,
                    pricing_tier, price_basis, price_usd_per_gpu_hour, price_usd_per_hour,
-                   fabric_class, fabric_gbps_per_node, rdma, multi_node,
+                   fabric_class, fabric_match, fabric_gbps_per_node, rdma, multi_node,
                    price_source_url, price_obtained_by, price_observed_at,
                    fabric_source_url, fabric_evidence, source
             from instance_catalog
@@ -45,7 +45,9 @@ if tiers:
 st.caption(
     f"{len(shown):,} of {len(offers):,} offers from {offers['provider'].nunique()} providers. "
     "An empty GPU model means the provider's name for it is ambiguous; an empty fabric means "
-    "no source states it. Prices are as observed on the date shown, with their source."
+    "no source states it; fabric_match says whether the fabric was stated for this instance "
+    "type or for the provider's GPU family. Prices are as observed on the date shown, with "
+    "their source."
 )
 st.dataframe(
     shown,

@@ -71,7 +71,123 @@ select * exclude (preference)
 from ranked
 where preference = 1;
 
--- Current offers with their GPU's specs and the instance type's fabric.
+-- GPU families ("H100", "A100", "MI300X"): the first part of each canonical id.
+create or replace view stg_gpu_families as
+select distinct split_part(gpu_model, '-', 1) as gpu_family
+from gpus;
+
+-- Fabric facts stated for a provider's product line rather than one instance type
+-- ("HGX H100 (InfiniBand node pools)"): the GPU families its name or GPU tokens name.
+-- Tokens must equal a family exactly; no substring matching.
+create or replace view stg_fabric_by_family as
+with tokens as (
+    select
+        f.*,
+        unnest(regexp_split_to_array(
+            upper(coalesce(f.gpu_name, '') || ' ' || f.instance_type), '[^A-Z0-9]+'
+        )) as token
+    from fabric_current as f
+),
+named as (
+    select distinct t.* exclude (token), fam.gpu_family
+    from tokens as t
+    inner join stg_gpu_families as fam on t.token = upper(fam.gpu_family)
+),
+agreed as (
+    -- only where every fact of the provider for that family says the same class,
+    -- 'unknown' included: one fact in doubt leaves the family's fabric unknown
+    select provider, gpu_family
+    from named
+    group by provider, gpu_family
+    having count(distinct fabric_class) = 1 and min(fabric_class) <> 'unknown'
+),
+ranked as (
+    select
+        n.*,
+        row_number() over (
+            partition by n.provider, n.gpu_family order by n.observed_at desc, n.source
+        ) as preference
+    from named as n
+    inner join agreed as a on n.provider = a.provider and n.gpu_family = a.gpu_family
+)
+select * exclude (preference)
+from ranked
+where preference = 1;
+
+-- The GPU family of each current offer: from its canonical model, else from the tokens of
+-- the name the provider gave (a bare "H100" is a family even when its form factor is not
+-- known). Offers whose name names several families get none.
+create or replace view stg_offer_families as
+with tokens as (
+    select
+        run_id,
+        instance_type,
+        region,
+        pricing_tier,
+        coalesce(
+            split_part(gpu_model, '-', 1),
+            unnest(regexp_split_to_array(upper(coalesce(gpu_name, '')), '[^A-Z0-9]+'))
+        ) as token
+    from offers_current
+)
+select t.run_id, t.instance_type, t.region, t.pricing_tier, min(fam.gpu_family) as gpu_family
+from tokens as t
+inner join stg_gpu_families as fam on upper(t.token) = upper(fam.gpu_family)
+group by t.run_id, t.instance_type, t.region, t.pricing_tier
+having count(distinct fam.gpu_family) = 1;
+
+-- The fabric of each current offer: the fact for its instance type if one exists,
+-- else the provider's agreed fact for its GPU family; fabric_match says which.
+create or replace view stg_offer_fabric as
+select
+    o.run_id,
+    o.provider,
+    o.instance_type,
+    o.region,
+    o.pricing_tier,
+    coalesce(exact.fabric_class, family.fabric_class) as fabric_class,
+    case
+        when exact.fabric_class is not null then 'instance_type'
+        when family.fabric_class is not null then 'provider_gpu_family'
+    end as fabric_match,
+    coalesce(exact.fabric_product, family.fabric_product) as fabric_product,
+    case when exact.fabric_class is not null
+        then exact.fabric_gbps_per_node else family.fabric_gbps_per_node end
+        as fabric_gbps_per_node,
+    case when exact.fabric_class is not null
+        then exact.fabric_gbps_per_gpu else family.fabric_gbps_per_gpu end
+        as fabric_gbps_per_gpu,
+    case when exact.fabric_class is not null then exact.rdma else family.rdma end as rdma,
+    case when exact.fabric_class is not null
+        then exact.gpudirect_rdma else family.gpudirect_rdma end as gpudirect_rdma,
+    case when exact.fabric_class is not null
+        then exact.multi_node else family.multi_node end as multi_node,
+    case when exact.fabric_class is not null
+        then exact.max_cluster_gpus else family.max_cluster_gpus end as max_cluster_gpus,
+    case when exact.fabric_class is not null
+        then exact.intra_node_link else family.intra_node_link end as intra_node_link,
+    case when exact.fabric_class is not null
+        then exact.instance_type else family.instance_type end as fabric_fact_instance_type,
+    case when exact.fabric_class is not null
+        then exact.source_url else family.source_url end as fabric_source_url,
+    case when exact.fabric_class is not null
+        then exact.evidence else family.evidence end as fabric_evidence,
+    case when exact.fabric_class is not null
+        then exact.obtained_by else family.obtained_by end as fabric_obtained_by,
+    case when exact.fabric_class is not null
+        then exact.observed_at else family.observed_at end as fabric_observed_at
+from offers_current as o
+left join stg_fabric_best as exact
+    on o.provider = exact.provider and o.instance_type = exact.instance_type
+left join stg_offer_families as fam
+    on o.run_id = fam.run_id
+    and o.instance_type = fam.instance_type
+    and o.region is not distinct from fam.region
+    and o.pricing_tier = fam.pricing_tier
+left join stg_fabric_by_family as family
+    on o.provider = family.provider and fam.gpu_family = family.gpu_family;
+
+-- Current offers with their GPU's specs and their fabric.
 -- Fabric columns are NULL where the fabric is unknown.
 create or replace view instance_catalog as
 select
@@ -101,6 +217,7 @@ select
     g.scaleup_link,
     g.scaleup_gbps_per_gpu,
     nullif(f.fabric_class, 'unknown') as fabric_class,
+    f.fabric_match,
     f.fabric_product,
     f.fabric_gbps_per_node,
     f.fabric_gbps_per_gpu,
@@ -109,14 +226,18 @@ select
     f.multi_node,
     f.max_cluster_gpus,
     f.intra_node_link,
-    f.source_url as fabric_source_url,
-    f.evidence as fabric_evidence,
-    f.obtained_by as fabric_obtained_by,
-    f.observed_at as fabric_observed_at
+    f.fabric_fact_instance_type,
+    f.fabric_source_url,
+    f.fabric_evidence,
+    f.fabric_obtained_by,
+    f.fabric_observed_at
 from offers_current as o
 left join gpus as g on o.gpu_model = g.gpu_model
-left join stg_fabric_best as f
-    on o.provider = f.provider and o.instance_type = f.instance_type;
+left join stg_offer_fabric as f
+    on o.run_id = f.run_id
+    and o.instance_type = f.instance_type
+    and o.region is not distinct from f.region
+    and o.pricing_tier = f.pricing_tier;
 
 -- Daily price per provider, instance type, region and tier, from every good run.
 create or replace view price_history_daily as
