@@ -232,3 +232,26 @@ def test_record_then_replay_gives_the_same_items(tmp_path, server):
     assert read_frame(live, f"select {columns} from offers_current order by all")[1].equals(
         read_frame(replayed, f"select {columns} from offers_current order by all")[1]
     )
+
+
+def test_one_source_down_while_two_others_publish(good, server):
+    before = current_rows(good, "lambda_cloud")
+    result, _ = crawl(
+        good,
+        {
+            "lambda_cloud": server.url("/down"),
+            "crusoe": server.url("/fixtures/crusoe/crusoe_cloud-pricing-page_20251215.html"),
+            "nebius": server.url("/fixtures/nebius/nebius_prices-page_20260712.html"),
+        },
+        "RETRY_TIMES=1",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert last_run(good, "lambda_cloud")["status"] == "failed"
+    assert "HTTP 503" in last_run(good, "lambda_cloud")["error_text"]
+    assert current_rows(good, "lambda_cloud").equals(before)
+    for source in ("crusoe", "nebius"):
+        assert last_run(good, source)["status"] == "ok"
+        assert len(current_rows(good, source)) > 0
+    freshness = read_frame(good, "select * from source_freshness where source = 'lambda_cloud'")
+    assert freshness[1].iloc[0]["failures_since_last_good"] == 1
+    assert verify(good).ok
