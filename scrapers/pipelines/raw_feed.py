@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 from typing import IO
 
-from itemadapter import ItemAdapter
-
 from scrapers.items import RawItem
 from scrapers.pipelines import FabricscopePipeline
 
@@ -29,6 +27,6 @@ class RawFeedPipeline(FabricscopePipeline):
     def process_item(self, item: RawItem) -> RawItem:
         self.run.scraped += 1
         if self._handle is not None:
-            record = {"kind": type(item).__name__, **ItemAdapter(item).asdict()}
+            record = {"kind": type(item).__name__, **dict(item)}
             self._handle.write(json.dumps(record, default=str, sort_keys=True) + "\n")
         return item
