@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     query_max_rows: int = Field(default=10_000, gt=0, le=1_000_000)
     query_memory_limit: str = Field(default="1GB")
     query_threads: int = Field(default=2, gt=0, le=64)
+    lambda_api_key: SecretStr | None = Field(
+        default=None, description="key for Lambda's Cloud API (the lambda_api source)"
+    )
 
     @field_validator("query_memory_limit")
     @classmethod

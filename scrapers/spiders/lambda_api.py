@@ -10,9 +10,10 @@ regions that have capacity now as its availability.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from scrapy import Request
 from scrapy.http import Response, TextResponse
 
 from scrapers.items import RawOffer
@@ -39,6 +40,13 @@ class LambdaApiSpider(FabricscopeSpider):
         "price_basis": "per_instance",
         "obtained_by": "api",
     }
+
+    async def start(self) -> AsyncIterator[Request]:
+        """The API needs a key (``FABRICSCOPE_LAMBDA_API_KEY``); without one, no credentials."""
+        key = self.settings.get("FABRICSCOPE_LAMBDA_API_KEY")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        for url in self.start_urls:
+            yield Request(url, headers=headers)
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[RawOffer]:
         try:

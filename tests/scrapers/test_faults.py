@@ -29,6 +29,7 @@ class Server:
 
     def __init__(self) -> None:
         self.hits: dict[str, list[float]] = defaultdict(list)
+        self.authorization: dict[str, str | None] = {}
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -37,6 +38,7 @@ class Server:
 
             def do_GET(self) -> None:
                 server.hits[self.path].append(time.monotonic())
+                server.authorization[self.path] = self.headers.get("Authorization")
                 status, headers, body, delay = server.route(self.path)
                 if delay:
                     time.sleep(delay)
@@ -255,3 +257,12 @@ def test_one_source_down_while_two_others_publish(good, server):
     freshness = read_frame(good, "select * from source_freshness where source = 'lambda_cloud'")
     assert freshness[1].iloc[0]["failures_since_last_good"] == 1
     assert verify(good).ok
+
+
+def test_an_api_key_from_the_settings_is_sent_and_nothing_else_is(tmp_path, server):
+    warehouse = tmp_path / "data" / "warehouse.duckdb"
+    env = {"FABRICSCOPE_LAMBDA_API_KEY": "test-key"}
+    crawl(warehouse, {"lambda_api": server.url("/changed")}, env=env)
+    assert server.authorization["/changed"] == "Bearer test-key"
+    crawl(warehouse, {"lambda_api": server.url("/down")}, "RETRY_TIMES=0")
+    assert server.authorization["/down"] is None
