@@ -43,6 +43,8 @@ def test_each_spider_has_fixtures_listed_in_sources(name):
     sources = (FIXTURES / "SOURCES.md").read_text()
     for entry in entries:
         assert (FIXTURES / name / entry["file"]).is_file(), entry["file"]
+        # replayed data is dated by its recording (or an upper bound, said so in a note)
+        assert entry.get("recorded_at"), f"{entry['file']} has no recorded_at"
         assert f"{name}/{entry['file']}" in sources, f"{entry['file']} has no line in SOURCES.md"
     start_urls = set(getattr(LOADER.load(name), "start_urls", []))
     assert start_urls <= {e["url"] for e in entries}, "every start URL needs a recording"
