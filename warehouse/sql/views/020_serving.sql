@@ -139,53 +139,59 @@ having count(distinct fam.gpu_family) = 1;
 -- The fabric of each current offer: the fact for its instance type if one exists,
 -- else the provider's agreed fact for its GPU family; fabric_match says which.
 create or replace view stg_offer_fabric as
+with candidates as (
+    select
+        o.run_id, o.instance_type, o.region, o.pricing_tier,
+        1 as priority, 'instance_type' as fabric_match,
+        f.instance_type as fact_instance_type,
+        f.* exclude (provider, source, instance_type, gpu_name, gpu_model, run_id)
+    from offers_current as o
+    inner join stg_fabric_best as f
+        on o.provider = f.provider and o.instance_type = f.instance_type
+    union all by name
+    select
+        o.run_id, o.instance_type, o.region, o.pricing_tier,
+        2 as priority, 'provider_gpu_family' as fabric_match,
+        f.instance_type as fact_instance_type,
+        f.* exclude (provider, source, instance_type, gpu_name, gpu_model, run_id, gpu_family)
+    from offers_current as o
+    inner join stg_offer_families as fam
+        on o.run_id = fam.run_id
+        and o.instance_type = fam.instance_type
+        and o.region is not distinct from fam.region
+        and o.pricing_tier = fam.pricing_tier
+    inner join stg_fabric_by_family as f
+        on o.provider = f.provider and fam.gpu_family = f.gpu_family
+)
 select
-    o.run_id,
-    o.provider,
-    o.instance_type,
-    o.region,
-    o.pricing_tier,
-    coalesce(exact.fabric_class, family.fabric_class) as fabric_class,
-    case
-        when exact.fabric_class is not null then 'instance_type'
-        when family.fabric_class is not null then 'provider_gpu_family'
-    end as fabric_match,
-    coalesce(exact.fabric_product, family.fabric_product) as fabric_product,
-    case when exact.fabric_class is not null
-        then exact.fabric_gbps_per_node else family.fabric_gbps_per_node end
-        as fabric_gbps_per_node,
-    case when exact.fabric_class is not null
-        then exact.fabric_gbps_per_gpu else family.fabric_gbps_per_gpu end
-        as fabric_gbps_per_gpu,
-    case when exact.fabric_class is not null then exact.rdma else family.rdma end as rdma,
-    case when exact.fabric_class is not null
-        then exact.gpudirect_rdma else family.gpudirect_rdma end as gpudirect_rdma,
-    case when exact.fabric_class is not null
-        then exact.multi_node else family.multi_node end as multi_node,
-    case when exact.fabric_class is not null
-        then exact.max_cluster_gpus else family.max_cluster_gpus end as max_cluster_gpus,
-    case when exact.fabric_class is not null
-        then exact.intra_node_link else family.intra_node_link end as intra_node_link,
-    case when exact.fabric_class is not null
-        then exact.instance_type else family.instance_type end as fabric_fact_instance_type,
-    case when exact.fabric_class is not null
-        then exact.source_url else family.source_url end as fabric_source_url,
-    case when exact.fabric_class is not null
-        then exact.evidence else family.evidence end as fabric_evidence,
-    case when exact.fabric_class is not null
-        then exact.obtained_by else family.obtained_by end as fabric_obtained_by,
-    case when exact.fabric_class is not null
-        then exact.observed_at else family.observed_at end as fabric_observed_at
-from offers_current as o
-left join stg_fabric_best as exact
-    on o.provider = exact.provider and o.instance_type = exact.instance_type
-left join stg_offer_families as fam
-    on o.run_id = fam.run_id
-    and o.instance_type = fam.instance_type
-    and o.region is not distinct from fam.region
-    and o.pricing_tier = fam.pricing_tier
-left join stg_fabric_by_family as family
-    on o.provider = family.provider and fam.gpu_family = family.gpu_family;
+    run_id,
+    instance_type,
+    region,
+    pricing_tier,
+    fabric_class,
+    fabric_match,
+    fabric_product,
+    fabric_gbps_per_node,
+    fabric_gbps_per_gpu,
+    rdma,
+    gpudirect_rdma,
+    multi_node,
+    max_cluster_gpus,
+    intra_node_link,
+    fact_instance_type as fabric_fact_instance_type,
+    source_url as fabric_source_url,
+    evidence as fabric_evidence,
+    obtained_by as fabric_obtained_by,
+    observed_at as fabric_observed_at
+from (
+    select
+        *,
+        row_number() over (
+            partition by run_id, instance_type, region, pricing_tier order by priority
+        ) as preference
+    from candidates
+)
+where preference = 1;
 
 -- Current offers with their GPU's specs and their fabric.
 -- Fabric columns are NULL where the fabric is unknown.
