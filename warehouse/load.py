@@ -26,6 +26,7 @@ from warehouse.db import (
     reference_content_hash,
     run_content_hash,
 )
+from warehouse.gpus import REFERENCE_DIR
 from warehouse.models import (
     FABRIC_COLUMNS,
     OFFER_COLUMNS,
@@ -35,8 +36,6 @@ from warehouse.models import (
     RunStatus,
     utc_now,
 )
-
-REFERENCE_DIR = Path(__file__).parent / "reference"
 
 Rows = pd.DataFrame | pa.Table
 

@@ -1,0 +1,159 @@
+"""Hardware profiles as arrays: one entry per distinct GPU / node / fabric combination.
+
+Units: peak throughput in FLOP/s, memory in bytes, bandwidths in bytes/s **per GPU,
+unidirectional** (vendors quote NVLink bidirectional: halved here; NICs in Gb/s:
+divided by 8), latencies in seconds. Pure: built from plain numbers, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+class HardwareError(ValueError):
+    """A hardware profile that cannot be modelled; the message names the field."""
+
+
+@dataclass(frozen=True)
+class FabricClassParams:
+    """One row of warehouse/reference/fabric_classes.csv (see its README for sources)."""
+
+    latency_us: float
+    alpha_multiplier: float
+    eta_small_scale: float
+    knee_nodes: float
+    kappa_per_doubling: float
+    phi_floor: float
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One row of warehouse/reference/gpus.csv: dense peaks and memory."""
+
+    bf16_dense_tflops: float
+    fp8_dense_tflops: float | None
+    memory_gb: float
+    hbm_tbps: float
+    scaleup_gbps_per_gpu: float  # GB/s, bidirectional aggregate as vendors quote it
+
+
+@dataclass(frozen=True)
+class HardwareProfiles:
+    """Struct of arrays, all of the same length (one entry per profile)."""
+
+    gpu_count: Array
+    gpus_per_node: Array
+    nvlink_domain_gpus: Array  # GPUs sharing one NVLink domain (8, or 72 for NVL72)
+    peak_bf16: Array  # FLOP/s per GPU, dense
+    peak_fp8: Array  # FLOP/s per GPU, dense (bf16 peak where the GPU has no FP8)
+    hbm_bytes: Array
+    hbm_bytes_per_s: Array
+    scaleup_bytes_per_s: Array  # unidirectional per GPU
+    nic_bytes_per_s: Array  # unidirectional per GPU; 0 for single-node-only hardware
+    fabric_latency_s: Array
+    fabric_alpha_multiplier: Array
+    fabric_eta: Array
+    fabric_knee_nodes: Array
+    fabric_kappa: Array
+    fabric_floor: Array
+    oversubscription: Array
+
+    def __len__(self) -> int:
+        return len(self.gpu_count)
+
+    @property
+    def nodes(self) -> Array:
+        return np.ceil(self.gpu_count / self.gpus_per_node)
+
+    def take(self, index: NDArray[np.intp]) -> HardwareProfiles:
+        return HardwareProfiles(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+
+def build_profiles(
+    rows: Sequence[Mapping[str, Any]],
+    gpus: Mapping[str, GpuSpec],
+    fabric_classes: Mapping[str, FabricClassParams],
+) -> HardwareProfiles:
+    """Profiles from plain rows: gpu_model, gpu_count, gpus_per_node, fabric_class,
+    fabric_gbps_per_gpu, and optionally nvlink_domain_gpus and oversubscription.
+
+    A single-node profile may use fabric_class "none" (its collectives never leave the node).
+    """
+    columns: dict[str, list[float]] = {f.name: [] for f in fields(HardwareProfiles)}
+    for number, row in enumerate(rows, start=1):
+        where = f"hardware profile {number} ({row.get('gpu_model')!r})"
+        spec = gpus.get(str(row.get("gpu_model")))
+        if spec is None:
+            raise HardwareError(f"{where}: unknown gpu_model")
+        count, per_node = _positive(row, "gpu_count", where), _positive(row, "gpus_per_node", where)
+        if (count >= per_node and count % per_node) or (count < per_node and per_node % count):
+            raise HardwareError(
+                f"{where}: gpu_count {count:g} is not a whole number of {per_node:g}-GPU nodes "
+                "(nor a part of one node that divides it)"
+            )
+        fabric_name = str(row.get("fabric_class") or "")
+        fabric = fabric_classes.get(fabric_name)
+        multi_node = count > per_node
+        if fabric is None and (multi_node or fabric_name not in ("", "none")):
+            raise HardwareError(
+                f"{where}: fabric_class {fabric_name!r} is not one of "
+                f"{', '.join(sorted(fabric_classes))}"
+            )
+        nic_gbps = float(row.get("fabric_gbps_per_gpu") or 0)
+        if multi_node and nic_gbps <= 0:
+            raise HardwareError(f"{where}: a multi-node profile needs fabric_gbps_per_gpu > 0")
+        domain = float(row.get("nvlink_domain_gpus") or per_node)
+        over = float(row.get("oversubscription") or 1.0)
+        if over < 1:
+            raise HardwareError(f"{where}: oversubscription must be >= 1 (got {over:g})")
+        values = {
+            "gpu_count": count,
+            "gpus_per_node": per_node,
+            "nvlink_domain_gpus": domain,
+            "peak_bf16": spec.bf16_dense_tflops * 1e12,
+            "peak_fp8": (spec.fp8_dense_tflops or spec.bf16_dense_tflops) * 1e12,
+            "hbm_bytes": spec.memory_gb * 1e9,
+            "hbm_bytes_per_s": spec.hbm_tbps * 1e12,
+            "scaleup_bytes_per_s": spec.scaleup_gbps_per_gpu * 1e9 / 2,
+            "nic_bytes_per_s": nic_gbps * 1e9 / 8,
+            "fabric_latency_s": (fabric.latency_us if fabric else 0.0) * 1e-6,
+            "fabric_alpha_multiplier": fabric.alpha_multiplier if fabric else 1.0,
+            "fabric_eta": fabric.eta_small_scale if fabric else 1.0,
+            "fabric_knee_nodes": fabric.knee_nodes if fabric else 1.0,
+            "fabric_kappa": fabric.kappa_per_doubling if fabric else 0.0,
+            "fabric_floor": fabric.phi_floor if fabric else 1.0,
+            "oversubscription": over,
+        }
+        for name, value in values.items():
+            columns[name].append(float(value))
+    return HardwareProfiles(
+        **{name: np.asarray(v, dtype=np.float64) for name, v in columns.items()}
+    )
+
+
+def _positive(row: Mapping[str, Any], name: str, where: str) -> float:
+    try:
+        value = float(row[name])
+    except (KeyError, TypeError, ValueError):
+        raise HardwareError(f"{where}: {name} is missing or not a number") from None
+    if value <= 0 or value != int(value):
+        raise HardwareError(f"{where}: {name} must be a positive whole number (got {value:g})")
+    return value
+
+
+def fabric_efficiency(profiles: HardwareProfiles, nodes: Array) -> Array:
+    """Share of NIC line rate a collective's bus bandwidth reaches across ``nodes`` nodes.
+
+    ``eta * phi(N)`` with ``phi(N) = max(floor, 1 - kappa * log2(N / knee))`` above the
+    knee and 1 below it (model-notes 4.5), divided by the oversubscription above the leaf.
+    """
+    ratio = np.maximum(nodes / profiles.fabric_knee_nodes, 1.0)
+    phi = np.maximum(profiles.fabric_floor, 1.0 - profiles.fabric_kappa * np.log2(ratio))
+    return profiles.fabric_eta * phi / profiles.oversubscription

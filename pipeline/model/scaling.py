@@ -1,0 +1,403 @@
+"""The scaling model: step time, time-to-train and where the time goes, for arrays of hardware.
+
+Every equation is in docs/MODEL.md with its source; constants are in ``ModelConstants``.
+Shapes: hardware profiles along axis 0 (P), candidate layouts along axis 1 (K). The cost
+of an estimate grows with P x K, never with the number of offers: offers join the
+result by profile index. Pure numpy, no I/O.
+
+Units: seconds, bytes, FLOP, bytes/s per GPU unidirectional.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.hardware import Array, HardwareProfiles, fabric_efficiency
+from pipeline.model.workload import Precision, Recompute, Workload
+
+RECOMPUTE_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+
+
+@dataclass(frozen=True)
+class ModelConstants:
+    """Default constants; sources in docs/MODEL.md. ``fitted`` ones were fitted globally."""
+
+    # compute efficiency prior: eta = eta_max * w / (w + w_half), w = hidden / tp (fitted)
+    eta_compute_max: float = 0.72
+    matrix_width_half: float = 160.0
+    # FP8: achieved throughput on FP8 peak relative to BF16's on BF16 peak (model-notes 4.1)
+    fp8_efficiency_factor: float = 0.65
+    # NVLink bus bandwidth efficiency: 741 of 900 GB/s on HGX H100 (model-notes 5.5, [R5])
+    nvlink_efficiency: float = 0.80
+    # NCCL ring step latency, Simple protocol (model-notes 5.3, [R19])
+    nvlink_step_latency_s: float = 3.4e-6
+    network_step_latency_s: float = 9.6e-6
+    collective_base_latency_s: float = 8.4e-6
+    # all-to-all reaches this share of the fabric's all-reduce efficiency (prior, 4.4)
+    alltoall_efficiency: float = 0.8
+    # DP gradient sync hidden under backward (prior 0.8-0.9, model-notes 4.6)
+    dp_overlap: float = 0.85
+    # SM time lost to overlapped collectives: NVLink 0.15, NIC 0.02 (Calculon [R2])
+    overlap_sm_contention: float = 0.02
+    # optimizer step: bytes touched per trainable parameter shard (mixed-precision Adam)
+    optimizer_bytes_per_param: float = 16.0
+    # memory: buffers and CUDA context (prior), headroom for fragmentation (prior, 4.8)
+    buffer_bytes: float = 2.5e9
+    memory_headroom: float = 0.08
+    # failures: GPU-hours per unexpected interruption, from Llama 3's 419 in 54 days on
+    # 16,384 H100 (model-notes 4.9, [R32]); checkpoint write and restart cost (priors)
+    gpu_hours_per_interruption: float = 50_700.0
+    checkpoint_s: float = 60.0
+    restart_s: float = 600.0
+    # verdict thresholds on the exposed communication share (model-notes 4.6)
+    balanced_from: float = 0.10
+    communication_bound_from: float = 0.30
+
+
+@dataclass(frozen=True)
+class LayoutGrid:
+    """Candidate layouts (axis 1): tensor, pipeline, micro-batch size, recompute mode."""
+
+    tp: Array
+    pp: Array
+    micro_batch: Array
+    recompute: NDArray[np.int64]  # index into RECOMPUTE_MODES
+
+    @classmethod
+    def search(cls, workload: Workload, max_tp: int) -> LayoutGrid:
+        tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= max_tp and workload.heads % t == 0]
+        pps = [p for p in range(1, min(workload.layers, 128) + 1) if workload.layers % p == 0]
+        mbs = [workload.micro_batch_size] if workload.micro_batch_size else [1, 2, 4, 8]
+        modes = (
+            [RECOMPUTE_MODES.index(workload.activation_recompute)]
+            if workload.activation_recompute
+            else list(range(len(RECOMPUTE_MODES)))
+        )
+        grid = np.array(
+            [(t, p, b, r) for t in tps for p in pps for b in mbs for r in modes], dtype=np.float64
+        )
+        return cls(grid[:, 0], grid[:, 1], grid[:, 2], grid[:, 3].astype(np.int64))
+
+    @classmethod
+    def fixed(cls, tp: int, pp: int, micro_batch: int, recompute: Recompute) -> LayoutGrid:
+        return cls(
+            np.array([tp], dtype=np.float64),
+            np.array([pp], dtype=np.float64),
+            np.array([micro_batch], dtype=np.float64),
+            np.array([RECOMPUTE_MODES.index(recompute)], dtype=np.int64),
+        )
+
+
+@dataclass
+class Estimate:
+    """One value per hardware profile (the best layout that fits, or the given layout)."""
+
+    step_time_s: Array
+    compute_s: Array
+    tp_comm_s: Array
+    pp_comm_s: Array
+    dp_comm_exposed_s: Array
+    ep_comm_s: Array
+    bubble_s: Array
+    optimizer_s: Array
+    failure_overhead_s: Array  # per step, from lost work and restarts
+    tokens_per_s: Array
+    tflops_per_gpu: Array  # model FLOPs
+    mfu: Array
+    goodput: Array
+    time_to_train_h: Array
+    gpu_hours: Array  # whole nodes rented
+    comm_fraction_exposed: Array
+    comm_to_compute_raw: Array
+    fabric_share_of_comm: Array  # of the exposed communication, the part on the fabric
+    memory_gb_per_gpu: Array
+    fits_memory: NDArray[np.bool_]
+    tp: Array
+    pp: Array
+    dp: Array
+    micro_batch: Array
+    recompute: list[str]
+    verdict: list[str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def cost_usd(self, price_usd_per_gpu_hour: Array) -> Array:
+        return self.gpu_hours * price_usd_per_gpu_hour
+
+    def row(self, index: int) -> dict[str, Any]:
+        """One profile's results as plain Python values (for JSON and tables)."""
+        out: dict[str, Any] = {}
+        for name, value in vars(self).items():
+            if name == "extra":
+                continue
+            item = value[index]
+            out[name] = item.item() if hasattr(item, "item") else item
+        out["layout"] = (
+            f"tp={int(self.tp[index])},pp={int(self.pp[index])},dp={int(self.dp[index])},"
+            f"mb={int(self.micro_batch[index])},recompute={self.recompute[index]}"
+        )
+        return out
+
+
+def _ring_allreduce(size: Array, n: Array, bus: Array, step_latency: Array, base: float) -> Array:
+    """NCCL ring all-reduce: base + 2(n-1) steps + 2(n-1)/n S / busbw; 0 for one rank."""
+    time = base + 2 * (n - 1) * step_latency + 2 * (n - 1) / n * size / bus
+    return np.where(n > 1, time, 0.0)
+
+
+def _ring_gather(size: Array, n: Array, bus: Array, step_latency: Array, base: float) -> Array:
+    """Ring reduce-scatter or all-gather of a full array of ``size`` bytes."""
+    time = base + (n - 1) * step_latency + (n - 1) / n * size / bus
+    return np.where(n > 1, time, 0.0)
+
+
+def estimate(
+    workload: Workload,
+    hw: HardwareProfiles,
+    layout: LayoutGrid | None = None,
+    constants: ModelConstants | None = None,
+) -> Estimate:
+    """Estimate ``workload`` on every profile of ``hw``; search layouts unless one is given."""
+    c = constants or ModelConstants()
+    if layout is None:
+        layout = LayoutGrid.search(workload, int(np.max(hw.nvlink_domain_gpus)))
+    col = {name: getattr(hw, name)[:, None] for name in vars(hw)}  # (P, 1)
+    t, p, b = layout.tp[None, :], layout.pp[None, :], layout.micro_batch[None, :]  # (1, K)
+    rc = layout.recompute[None, :]
+    n_gpu, per_node, domain = col["gpu_count"], col["gpus_per_node"], col["nvlink_domain_gpus"]
+
+    dp = n_gpu / (t * p)
+    sequences = float(workload.batch_sequences)
+    m = sequences / (dp * b)  # micro-batches per step per pipeline
+    valid = (
+        (np.mod(n_gpu, t * p) == 0) & (t <= domain) & (np.mod(sequences, dp * b) == 0) & (m >= 1)
+    )
+
+    s, h, layers = workload.seq_len, workload.hidden_size, workload.layers
+    vocab = workload.vocab_size
+    tokens_step = workload.batch_tokens
+    beta = 1.0 if workload.precision is Precision.FP8 else 2.0  # bytes per activation element
+    moe = workload.moe
+
+    # ---- compute (model-notes 4.1)
+    attention_flops = 12.0 * layers * s * h  # per token, fwd + bwd
+    p_act, p_train = workload.active_params, workload.trainable_params
+    if workload.lora is None:
+        model_flops_token = 6.0 * p_act + attention_flops
+    else:  # frozen base: forward and input gradients only; weight gradients for adapters
+        model_flops_token = 4.0 * p_act + 6.0 * p_train + attention_flops
+    model_flops_step = model_flops_token * tokens_step
+    recompute_extra = np.select(
+        [rc == 2, rc == 1], [1.0 / 3.0, 0.0], 0.0
+    )  # full recompute re-runs the forward: 8PD instead of 6PD (4.1)
+    hw_flops_step = model_flops_step * (1.0 + recompute_extra)
+    width = h / t
+    eta = c.eta_compute_max * width / (width + c.matrix_width_half)
+    if workload.precision is Precision.FP8:
+        peak = col["peak_fp8"]
+        eta = eta * np.where(col["peak_fp8"] > col["peak_bf16"], c.fp8_efficiency_factor, 1.0)
+    else:
+        peak = col["peak_bf16"]
+    compute = hw_flops_step / (n_gpu * peak * eta)
+
+    # ---- links
+    nodes = np.ceil(n_gpu / per_node)
+    nvlink_bus = col["scaleup_bytes_per_s"] * c.nvlink_efficiency
+    net_step = c.network_step_latency_s * col["fabric_alpha_multiplier"]
+
+    def fabric_bus(group_nodes: Array) -> Array:
+        return col["nic_bytes_per_s"] * fabric_efficiency(hw_col(col), group_nodes)
+
+    # ---- tensor parallel: 4 collectives per layer per micro-batch (+2 with full recompute)
+    tp_volume = b * s * h * beta
+    tp_colls = 4.0 + 2.0 * (rc == 2)
+    tp_time = (
+        (m * layers / p)
+        * tp_colls
+        * _ring_allreduce(
+            tp_volume, t, nvlink_bus, c.nvlink_step_latency_s, c.collective_base_latency_s
+        )
+    )
+
+    # ---- pipeline: activations cross (p-1) stage boundaries on the critical path, fwd + bwd
+    multi_node = nodes > 1
+    p2p_bus = np.where(multi_node, fabric_bus(np.minimum(p, nodes)), nvlink_bus)
+    p2p_latency = np.where(multi_node, net_step, c.nvlink_step_latency_s)
+    pp_time = np.where(
+        p > 1, 2.0 * (p - 1) * (p2p_latency + tp_volume / t / np.maximum(p2p_bus, 1.0)), 0.0
+    )
+
+    # ---- data parallel / ZeRO / FSDP (4.4) over a hierarchical group (4.3)
+    dp_per_node = np.maximum(1.0, np.minimum(dp, per_node / np.minimum(t * p, per_node)))
+    dp_nodes = np.ceil(dp / dp_per_node)
+    dp_bus = np.where(
+        dp_nodes > 1,
+        np.minimum(nvlink_bus, dp_per_node * fabric_bus(dp_nodes)),
+        nvlink_bus,
+    )
+    dp_latency = np.where(dp_nodes > 1, net_step, c.nvlink_step_latency_s)
+    shard_params = p_train / (t * p)
+    if moe is not None and workload.lora is None:
+        expert_share = 1.0 - p_act / workload.total_params  # rough: params outside the active path
+        shard_params = shard_params * (
+            1.0 - expert_share
+        ) + shard_params * expert_share / np.maximum(dp, 1.0)
+    grad_bytes = shard_params * 2.0
+    dp_time = _ring_allreduce(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
+    if workload.zero_stage == 3:  # the backward re-gathers the weights: 3 x the volume
+        dp_time = dp_time + _ring_gather(
+            grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s
+        )
+    backward = compute * 2.0 / 3.0
+    dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * backward)
+
+    # ---- expert parallel all-to-all (4.4)
+    if moe is not None:
+        ep = np.minimum(float(moe.expert_parallel or moe.experts), dp * t)
+        moe_layers = round(layers * moe.moe_layer_fraction)
+        volume = b * s * moe.top_k * h * beta * (ep - 1) / ep
+        local = np.minimum(ep, domain / t)
+        nvlink_part = (np.maximum(local, 1.0) - 1) / ep
+        nic_part = np.maximum(0.0, ep - local) / ep
+        a2a_nodes = np.ceil(ep * t / per_node)
+        a2a_bus = fabric_bus(np.maximum(a2a_nodes, 1.0)) * c.alltoall_efficiency
+        one = (
+            c.collective_base_latency_s
+            + (ep - 1) * np.where(nic_part > 0, net_step, c.nvlink_step_latency_s)
+            + volume * nvlink_part / nvlink_bus
+            + volume * nic_part / np.maximum(a2a_bus, 1.0)
+        )
+        ep_time = np.where(ep > 1, (m * moe_layers / p) * 4.0 * one, 0.0)
+    else:
+        ep_time = np.zeros_like(compute)
+
+    # ---- bubble, optimizer, step (4.6, 4.7)
+    bubble = (p - 1) / m * compute
+    optimizer_shards = np.where(workload.zero_stage >= 1, dp, 1.0)
+    optimizer = (
+        shard_params / optimizer_shards * c.optimizer_bytes_per_param / col["hbm_bytes_per_s"]
+    )
+    step = (
+        compute * (1.0 + c.overlap_sm_contention)
+        + bubble
+        + tp_time
+        + pp_time
+        + ep_time
+        + dp_exposed
+        + optimizer
+    )
+
+    # ---- memory per GPU (4.8)
+    params_here = workload.total_params / (t * p)
+    if moe is not None:
+        dense_part = p_act / workload.total_params
+        params_here = params_here * dense_part + params_here * (1 - dense_part) / np.minimum(
+            float(moe.experts), dp * t
+        ) * (dp * t > 0)
+    if workload.lora is not None:
+        states = 2.0 * params_here + 16.0 * p_train / (t * p)
+    else:
+        states = {
+            0: 16.0 * params_here,
+            1: 4.0 * params_here + 12.0 * params_here / dp,
+            2: 2.0 * params_here + 14.0 * params_here / dp,
+            3: 16.0 * params_here / dp,
+        }[workload.zero_stage]
+    heads = workload.heads
+    per_layer = np.select(
+        [rc == 0, rc == 1],
+        [s * b * h * (34.0 + 5.0 * heads * s / h) / t, 34.0 * s * b * h / t],
+        2.0 * s * b * h / t,
+    )
+    in_flight = np.minimum(p, m)
+    activations = (layers / p) * per_layer * in_flight + 4.0 * s * b * vocab / t
+    memory = states + activations + c.buffer_bytes
+    fits = memory <= col["hbm_bytes"] * (1.0 - c.memory_headroom)
+
+    # ---- choose the fastest layout that is valid and fits, per profile
+    candidate = np.where(valid & fits, step, np.inf)
+    best = np.argmin(candidate, axis=1)
+    found = np.isfinite(candidate[np.arange(len(hw)), best])
+    # where nothing fits, report the smallest-memory valid layout so the user sees why
+    fallback = np.argmin(np.where(valid, memory, np.inf), axis=1)
+    pick = np.where(found, best, fallback)
+    rows = np.arange(len(hw))
+
+    def chosen(values: Array) -> Array:
+        full = np.broadcast_to(values, candidate.shape)
+        return np.asarray(full[rows, pick], dtype=np.float64)
+
+    step_s = np.where(found, chosen(step), np.nan)
+    compute_s = chosen(compute)
+    bubble_s = chosen(bubble)
+    tp_s, pp_s, ep_s = chosen(tp_time), chosen(pp_time), chosen(ep_time)
+    dp_raw, dp_exp = chosen(dp_time), chosen(dp_exposed)
+    opt_s = chosen(optimizer)
+    n = hw.gpu_count
+
+    # ---- failures and goodput (4.9): Young's interval, first-order waste
+    mtbf_h = c.gpu_hours_per_interruption / n
+    interval_s = np.sqrt(2.0 * c.checkpoint_s * mtbf_h * 3600.0)
+    waste = (
+        c.checkpoint_s / interval_s
+        + interval_s / (2.0 * mtbf_h * 3600.0)
+        + c.restart_s / (mtbf_h * 3600.0)
+    )
+    goodput = np.clip(1.0 - waste, 0.05, 1.0)
+
+    exposed = tp_s + pp_s + ep_s + dp_exp
+    fabric_part = np.where(hw.nodes > 1, pp_s + dp_exp, 0.0) + np.where(
+        hw.nodes > 1, ep_s * 0.5, 0.0
+    )
+    tokens_per_s = tokens_step / step_s
+    rented = np.ceil(n / hw.gpus_per_node) * hw.gpus_per_node
+    train_s = workload.steps * step_s / goodput
+    comm_fraction = exposed / step_s
+    verdict = [
+        "unknown"
+        if not np.isfinite(f)
+        else "communication-bound"
+        if f > c.communication_bound_from or r > 1.0
+        else "balanced"
+        if f >= c.balanced_from
+        else "compute-bound"
+        for f, r in zip(comm_fraction, (tp_s + pp_s + ep_s + dp_raw) / compute_s, strict=True)
+    ]
+    return Estimate(
+        step_time_s=step_s,
+        compute_s=compute_s,
+        tp_comm_s=tp_s,
+        pp_comm_s=pp_s,
+        dp_comm_exposed_s=dp_exp,
+        ep_comm_s=ep_s,
+        bubble_s=bubble_s,
+        optimizer_s=opt_s,
+        failure_overhead_s=step_s * (1.0 / goodput - 1.0),
+        tokens_per_s=tokens_per_s,
+        tflops_per_gpu=model_flops_step / step_s / n / 1e12,
+        mfu=model_flops_step
+        / step_s
+        / (n * (hw.peak_fp8 if workload.precision is Precision.FP8 else hw.peak_bf16)),
+        goodput=goodput,
+        time_to_train_h=train_s / 3600.0,
+        gpu_hours=rented * train_s / 3600.0,
+        comm_fraction_exposed=comm_fraction,
+        comm_to_compute_raw=(tp_s + pp_s + ep_s + dp_raw) / compute_s,
+        fabric_share_of_comm=np.where(exposed > 0, fabric_part / np.maximum(exposed, 1e-12), 0.0),
+        memory_gb_per_gpu=chosen(memory) / 1e9,
+        fits_memory=found,
+        tp=chosen(np.broadcast_to(t, candidate.shape)),
+        pp=chosen(np.broadcast_to(p, candidate.shape)),
+        dp=chosen(dp),
+        micro_batch=chosen(np.broadcast_to(b, candidate.shape)),
+        recompute=[RECOMPUTE_MODES[int(i)].value for i in layout.recompute[pick]],
+        verdict=verdict,
+    )
+
+
+def hw_col(col: dict[str, Array]) -> HardwareProfiles:
+    """The profile columns as (P, 1) arrays, for broadcasting against layouts."""
+    return HardwareProfiles(**col)

@@ -1,0 +1,188 @@
+"""Training workloads: what is trained, on how many tokens, with which precision and memory plan.
+
+Units: sizes in elements (hidden_size, ffn_size...), tokens as counts, parameters as
+counts (``params_billion`` in billions). Pure: no I/O; presets are loaded elsewhere.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Precision(StrEnum):
+    BF16 = "bf16"
+    FP8 = "fp8"
+
+
+class Recompute(StrEnum):
+    NONE = "none"
+    SELECTIVE = "selective"  # attention's softmax/dropout recomputed (Korthikanti et al.)
+    FULL = "full"  # every layer's forward re-run in backward
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class MoE(_Spec):
+    """Mixture of experts: ``experts`` per MoE layer, each token routed to ``top_k``."""
+
+    experts: int = Field(gt=1, le=4096)
+    top_k: int = Field(ge=1, le=64)
+    expert_ffn_size: int | None = Field(default=None, gt=0, description="default: ffn_size")
+    shared_experts: int = Field(default=0, ge=0, le=64)
+    moe_layer_fraction: float = Field(default=1.0, gt=0, le=1, description="share of MoE layers")
+    expert_parallel: int | None = Field(
+        default=None, ge=1, description="EP degree; default: experts up to the DP group"
+    )
+
+    @model_validator(mode="after")
+    def _top_k_fits(self) -> Self:
+        if self.top_k > self.experts:
+            raise ValueError(f"moe.top_k ({self.top_k}) cannot exceed moe.experts ({self.experts})")
+        return self
+
+
+class LoRA(_Spec):
+    """Low-rank adapters on ``matrices_per_layer`` weight matrices of every layer.
+
+    The base weights are frozen: no weight gradients or optimizer states for them, and
+    data-parallel gradient traffic is adapter-sized.
+    """
+
+    rank: int = Field(gt=0, le=4096)
+    matrices_per_layer: int = Field(default=4, ge=1, le=16, description="q, k, v, o by default")
+
+
+class Workload(_Spec):
+    """A transformer training job (dense or MoE; full training or LoRA fine-tuning)."""
+
+    name: str = Field(min_length=1, max_length=200)
+    params_billion: float | None = Field(
+        default=None, gt=0, le=100_000, description="total parameters; derived if omitted"
+    )
+    active_params_billion: float | None = Field(
+        default=None, gt=0, description="MoE: parameters used per token; derived if omitted"
+    )
+    layers: int = Field(gt=0, le=1000)
+    hidden_size: int = Field(gt=0, le=262_144)
+    heads: int = Field(gt=0, le=4096)
+    kv_heads: int | None = Field(default=None, gt=0, description="GQA/MQA; default: heads")
+    ffn_size: int | None = Field(default=None, gt=0, description="default: 4 x hidden_size")
+    gated_mlp: bool = Field(default=False, description="SwiGLU-style MLP: 3 matrices, not 2")
+    seq_len: int = Field(gt=0, le=10_000_000)
+    vocab_size: int = Field(gt=0, le=10_000_000)
+    tied_embeddings: bool = False
+    moe: MoE | None = None
+    lora: LoRA | None = None
+    tokens: float = Field(gt=0, le=1e16, description="training tokens")
+    global_batch_tokens: int | None = Field(default=None, gt=0)
+    global_batch_size: int | None = Field(default=None, gt=0, description="sequences per step")
+    micro_batch_size: int | None = Field(
+        default=None, gt=0, le=1024, description="sequences per micro-batch; searched if omitted"
+    )
+    precision: Precision = Precision.BF16
+    activation_recompute: Recompute | None = Field(default=None, description="searched if omitted")
+    zero_stage: int = Field(default=1, ge=0, le=3, description="3 means FSDP full shard")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if (self.global_batch_tokens is None) == (self.global_batch_size is None):
+            raise ValueError(
+                f"workload {self.name!r}: give exactly one of global_batch_tokens and "
+                "global_batch_size"
+            )
+        if self.hidden_size % self.heads:
+            raise ValueError(
+                f"workload {self.name!r}: hidden_size {self.hidden_size} is not a multiple of "
+                f"heads {self.heads}"
+            )
+        if self.kv_heads is not None and (self.kv_heads > self.heads or self.heads % self.kv_heads):
+            raise ValueError(
+                f"workload {self.name!r}: kv_heads {self.kv_heads} must divide heads {self.heads}"
+            )
+        if self.global_batch_tokens is not None and self.global_batch_tokens < self.seq_len:
+            raise ValueError(
+                f"workload {self.name!r}: global_batch_tokens {self.global_batch_tokens} is less "
+                f"than one sequence ({self.seq_len} tokens)"
+            )
+        if self.tokens < self.batch_tokens:
+            raise ValueError(f"workload {self.name!r}: fewer training tokens than one step's batch")
+        if self.lora is not None and self.moe is not None:
+            raise ValueError(f"workload {self.name!r}: LoRA on MoE models is not modelled")
+        return self
+
+    # ---- derived sizes (elements and parameter counts)
+    @property
+    def batch_sequences(self) -> int:
+        if self.global_batch_size is not None:
+            return self.global_batch_size
+        assert self.global_batch_tokens is not None
+        return max(1, round(self.global_batch_tokens / self.seq_len))
+
+    @property
+    def batch_tokens(self) -> int:
+        return self.batch_sequences * self.seq_len
+
+    @property
+    def ffn(self) -> int:
+        return self.ffn_size or 4 * self.hidden_size
+
+    @property
+    def kv_dim(self) -> int:
+        return self.hidden_size * (self.kv_heads or self.heads) // self.heads
+
+    @property
+    def _attention_params_per_layer(self) -> int:
+        h = self.hidden_size
+        return 2 * h * h + 2 * h * self.kv_dim  # q and o, k and v
+
+    def _mlp_params(self, ffn: int) -> int:
+        return (3 if self.gated_mlp else 2) * self.hidden_size * ffn
+
+    @property
+    def embedding_params(self) -> int:
+        return self.vocab_size * self.hidden_size * (1 if self.tied_embeddings else 2)
+
+    def _derived_params(self, active: bool) -> float:
+        per_layer_dense = self._attention_params_per_layer + self._mlp_params(self.ffn)
+        if self.moe is None:
+            layers = self.layers * per_layer_dense
+        else:
+            moe = self.moe
+            expert = self._mlp_params(moe.expert_ffn_size or self.ffn)
+            used = (moe.top_k if active else moe.experts) + moe.shared_experts
+            moe_layer = self._attention_params_per_layer + used * expert
+            moe_layers = round(self.layers * moe.moe_layer_fraction)
+            layers = moe_layers * moe_layer + (self.layers - moe_layers) * per_layer_dense
+        return float(layers + self.embedding_params)
+
+    @property
+    def total_params(self) -> float:
+        return (self.params_billion or 0) * 1e9 or self._derived_params(active=False)
+
+    @property
+    def active_params(self) -> float:
+        """Parameters each token passes through (all of them for a dense model)."""
+        if self.moe is None:
+            return self.total_params
+        if self.active_params_billion:
+            return self.active_params_billion * 1e9
+        # scale the derived ratio to the stated total when one is given
+        ratio = self._derived_params(active=True) / self._derived_params(active=False)
+        return self.total_params * ratio
+
+    @property
+    def trainable_params(self) -> float:
+        if self.lora is None:
+            return self.total_params
+        return float(
+            self.layers * self.lora.matrices_per_layer * 2 * self.lora.rank * self.hidden_size
+        )
+
+    @property
+    def steps(self) -> float:
+        return self.tokens / self.batch_tokens

@@ -1,0 +1,59 @@
+"""Workloads by preset name or from a JSON file (presets live in pipeline/presets/)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pipeline.model.workload import Workload
+
+PRESETS_FILE = Path(__file__).parent / "presets" / "workloads.json"
+
+
+class WorkloadError(ValueError):
+    """An unknown preset or an invalid workload file; the message says which field."""
+
+
+@cache
+def presets() -> dict[str, dict[str, Any]]:
+    entries = json.loads(PRESETS_FILE.read_text(encoding="utf-8"))
+    return {entry["preset"]: entry for entry in entries}
+
+
+def preset(name: str) -> Workload:
+    entry = presets().get(name)
+    if entry is None:
+        raise WorkloadError(f"unknown workload preset {name!r}; presets: {', '.join(presets())}")
+    return Workload(**entry["workload"])
+
+
+def parse_workload(fields: dict[str, Any], origin: str) -> Workload:
+    try:
+        return Workload(**fields)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"]) or "workload"
+        raise WorkloadError(f"{origin}: {where}: {error['msg']}") from None
+
+
+def load_workload(name_or_file: str) -> Workload:
+    """A preset name, or a JSON file holding the Workload fields."""
+    if name_or_file in presets():
+        return preset(name_or_file)
+    path = Path(name_or_file)
+    if not path.is_file():
+        raise WorkloadError(
+            f"{name_or_file!r} is neither a preset ({', '.join(presets())}) nor a file"
+        )
+    try:
+        fields = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise WorkloadError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(fields, dict):
+        raise WorkloadError(f"{path}: expected a JSON object of workload fields")
+    fields.setdefault("name", path.stem)
+    return parse_workload(fields, str(path))
