@@ -22,10 +22,15 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pipeline import catalog
 from pipeline import refresh as refreshing
 from pipeline.config import ConfigError, Settings, load_settings
+from pipeline.model import scaling
+from pipeline.model.hardware import HardwareError
+from pipeline.model.workload import Recompute
 from pipeline.refresh import RefreshError, SourceOutcome
 from pipeline.status import freshness_report
+from pipeline.workloads import WorkloadError, load_workload
 from warehouse.db import WarehouseError, verify
 from warehouse.export import export_parquet
 from warehouse.query import QueryFailed, QueryRefused, run_user_query
@@ -37,7 +42,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(soft_wrap=True)
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 err = Console(stderr=True, soft_wrap=True)
 
 
@@ -346,6 +351,91 @@ def parse(
     err.print(summary, markup=False, highlight=False)
     if parsed["status"] != "ok":
         raise typer.Exit(1)
+
+
+@app.command()
+def estimate(
+    workload: Annotated[
+        str, typer.Option("--workload", "-w", help="A preset name or a workload JSON file.")
+    ],
+    hardware: Annotated[
+        Path, typer.Option("--hardware", help="JSON: one hardware profile or a list of them.")
+    ],
+    layout: Annotated[
+        str | None,
+        typer.Option(help="Fix the layout, e.g. tp=8,pp=4,dp=16,mb=1[,recompute=full]."),
+    ] = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Estimate step time, time-to-train and where the time goes, per hardware profile."""
+    try:
+        job = load_workload(workload)
+        rows = _hardware_rows(hardware)
+        profiles = catalog.profiles(rows)
+        grid = _layout(layout, job, rows) if layout else None
+    except (WorkloadError, HardwareError) as exc:
+        raise UserError(str(exc), code=2) from None
+    result = scaling.estimate(job, profiles, grid)
+    records = [{**rows[i], **result.row(i)} for i in range(len(rows))]
+    if fmt is OutputFormat.JSON:
+        sys.stdout.write(json.dumps(records, indent=2, default=_jsonable) + "\n")
+        return
+    columns = [
+        "gpu_model",
+        "gpu_count",
+        "fabric_class",
+        "layout",
+        "step_time_s",
+        "mfu",
+        "time_to_train_h",
+        "gpu_hours",
+        "comm_fraction_exposed",
+        "verdict",
+        "fits_memory",
+        "memory_gb_per_gpu",
+    ]
+    print_rows(
+        columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=job.name
+    )
+
+
+def _rounded(value: Any) -> Any:
+    return round(value, 4) if isinstance(value, float) else value
+
+
+def _hardware_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise HardwareError(f"no such hardware file: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise HardwareError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    rows = data if isinstance(data, list) else [data]
+    if not rows or not all(isinstance(r, dict) for r in rows):
+        raise HardwareError(f"{path}: expected a JSON object or a list of objects")
+    return rows
+
+
+def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGrid:
+    """``tp=8,pp=4,dp=16,mb=1[,recompute=full]``; dp must match the GPU count."""
+    try:
+        parts = dict(item.split("=", 1) for item in text.split(","))
+        tp, pp = int(parts.pop("tp", 1)), int(parts.pop("pp", 1))
+        dp = int(parts.pop("dp")) if "dp" in parts else None
+        mb = int(parts.pop("mb", job.micro_batch_size or 1))
+        recompute = Recompute(parts.pop("recompute", job.activation_recompute or "selective"))
+    except ValueError as exc:
+        raise HardwareError(f"--layout {text!r}: {exc}") from None
+    if parts:
+        raise HardwareError(
+            f"--layout: unknown keys {', '.join(parts)} (use tp, pp, dp, mb, recompute)"
+        )
+    for row in rows:
+        if dp is not None and tp * pp * dp != int(row["gpu_count"]):
+            raise HardwareError(
+                f"--layout tp*pp*dp = {tp * pp * dp} but the profile has {row['gpu_count']} GPUs"
+            )
+    return scaling.LayoutGrid.fixed(tp, pp, mb, recompute)
 
 
 @app.command()

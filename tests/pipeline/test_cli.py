@@ -102,3 +102,97 @@ def test_export_parquet(wh, tmp_path):
 def test_usage_errors_exit_two_without_traceback():
     result = fabricscope("sql")
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_estimate_prints_the_model_outputs_as_json(tmp_path):
+    hw = tmp_path / "hw.json"
+    hw.write_text(
+        json.dumps(
+            [
+                {
+                    "gpu_model": "H100 SXM",
+                    "gpu_count": 64,
+                    "gpus_per_node": 8,
+                    "fabric_class": "infiniband",
+                    "fabric_gbps_per_gpu": 400,
+                },
+                {
+                    "gpu_model": "H100-SXM5-80GB",
+                    "gpu_count": 64,
+                    "gpus_per_node": 8,
+                    "fabric_class": "ethernet",
+                    "fabric_gbps_per_gpu": 100,
+                },
+            ]
+        )
+    )
+    result = fabricscope(
+        "estimate", "--workload", "llama3-8b", "--hardware", str(hw), "--format", "json"
+    )
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    for key in (
+        "step_time_s",
+        "tokens_per_s",
+        "tflops_per_gpu",
+        "mfu",
+        "time_to_train_h",
+        "gpu_hours",
+        "goodput",
+        "comm_fraction_exposed",
+        "verdict",
+        "layout",
+        "fits_memory",
+        "memory_gb_per_gpu",
+        "compute_s",
+        "dp_comm_exposed_s",
+    ):
+        assert key in rows[0], key
+    assert rows[0]["step_time_s"] <= rows[1]["step_time_s"]
+    fixed = fabricscope(
+        "estimate",
+        "-w",
+        "llama3-8b",
+        "--hardware",
+        str(hw),
+        "--layout",
+        "tp=2,pp=1,dp=32,mb=1",
+        "--format",
+        "json",
+    )
+    assert json.loads(fixed.stdout)[0]["layout"].startswith("tp=2,pp=1,dp=32,mb=1")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-w", "no-such-preset"], "neither a preset"),
+        (["-w", "llama3-8b", "--layout", "tp=2,pp=1,dp=5"], "tp*pp*dp = 10"),
+        (["-w", "llama3-8b", "--layout", "zz=1"], "unknown keys zz"),
+    ],
+)
+def test_estimate_errors_are_one_line(tmp_path, args, message):
+    hw = tmp_path / "hw.json"
+    hw.write_text(
+        json.dumps(
+            {
+                "gpu_model": "H100 SXM",
+                "gpu_count": 64,
+                "gpus_per_node": 8,
+                "fabric_class": "infiniband",
+                "fabric_gbps_per_gpu": 400,
+            }
+        )
+    )
+    result = fabricscope("estimate", *args, "--hardware", str(hw))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_estimate_names_close_gpu_spellings(tmp_path):
+    hw = tmp_path / "hw.json"
+    hw.write_text(json.dumps({"gpu_model": "H100", "gpu_count": 8, "gpus_per_node": 8}))
+    result = fabricscope("estimate", "-w", "single-node-1b", "--hardware", str(hw))
+    assert result.returncode == 2 and "unknown GPU 'H100'" in result.stderr
+    assert "H100-SXM-80GB" in result.stderr
