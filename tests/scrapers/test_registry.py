@@ -56,8 +56,9 @@ def test_each_spider_has_a_test_and_a_schedule(name):
     CronTrigger.from_crontab(LOADER.load(name).refresh_cron)
 
 
-# fixtures that are not spider recordings (model validation data, listed in SOURCES.md)
-NON_SPIDER_FIXTURES = {"published_runs"}
+# fixtures that are not spider recordings (model calibration and validation data read by
+# tests/pipeline/model, listed in SOURCES.md)
+NON_SPIDER_FIXTURES = {"nccl_tests", "published_runs"}
 
 
 def test_every_fixture_folder_belongs_to_a_spider():
