@@ -435,7 +435,7 @@ def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGr
             raise HardwareError(
                 f"--layout tp*pp*dp = {tp * pp * dp} but the profile has {row['gpu_count']} GPUs"
             )
-    return scaling.LayoutGrid.fixed(tp, pp, mb, recompute)
+    return scaling.LayoutGrid.partial(job, tp, pp, mb, recompute)
 
 
 @app.command()

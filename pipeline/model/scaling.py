@@ -20,15 +20,18 @@ from pipeline.model.hardware import Array, HardwareProfiles, fabric_efficiency
 from pipeline.model.workload import Precision, Recompute, Workload
 
 RECOMPUTE_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+# A100 SXM: 312 TFLOP/s BF16 over 2.039 TB/s of HBM (gpus.csv): the width constant's reference
+REFERENCE_RIDGE = 312e12 / 2.039e12
 
 
 @dataclass(frozen=True)
 class ModelConstants:
     """Default constants; sources in docs/MODEL.md. ``fitted`` ones were fitted globally."""
 
-    # compute efficiency prior: eta = eta_max * w / (w + w_half), w = hidden / tp (fitted)
-    eta_compute_max: float = 0.72
-    matrix_width_half: float = 160.0
+    # compute efficiency: eta = eta_max * w / (w + w_half * ridge), w = hidden / tp; both
+    # fitted globally on the published runs (pipeline/validation.py, docs/MODEL.md)
+    eta_compute_max: float = 0.79
+    matrix_width_half: float = 550.0
     # FP8: achieved throughput on FP8 peak relative to BF16's on BF16 peak (model-notes 4.1)
     fp8_efficiency_factor: float = 0.65
     # NVLink bus bandwidth efficiency: 741 of 900 GB/s on HGX H100 (model-notes 5.5, [R5])
@@ -58,37 +61,79 @@ class ModelConstants:
     communication_bound_from: float = 0.30
 
 
+VIRTUAL_STAGES = (1, 2, 4, 8)
+
+
+def _virtual_choices(layers: int, pp: int) -> list[int]:
+    """Interleaved schedule: v model chunks per stage, at least two layers each.
+
+    Stages need not hold equal layer counts (Megatron places fewer layers on the first
+    and last stages, as Llama 3 405B's 126 layers on 16 stages do).
+    """
+    return [v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and layers >= 2 * pp * v)]
+
+
 @dataclass(frozen=True)
 class LayoutGrid:
-    """Candidate layouts (axis 1): tensor, pipeline, micro-batch size, recompute mode."""
+    """Candidate layouts (axis 1): tensor, pipeline, virtual stages, micro-batch, recompute.
+
+    A ``given`` layout is used even if the memory model says it does not fit (the
+    estimate then reports ``fits_memory`` False); what was not given is still searched.
+    """
 
     tp: Array
     pp: Array
+    virtual: Array
     micro_batch: Array
     recompute: NDArray[np.int64]  # index into RECOMPUTE_MODES
+    given: bool = False
 
     @classmethod
     def search(cls, workload: Workload, max_tp: int) -> LayoutGrid:
+        """Every layout worth trying: TP within one NVLink domain, PP dividing the layers."""
         tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= max_tp and workload.heads % t == 0]
         pps = [p for p in range(1, min(workload.layers, 128) + 1) if workload.layers % p == 0]
-        mbs = [workload.micro_batch_size] if workload.micro_batch_size else [1, 2, 4, 8]
-        modes = (
-            [RECOMPUTE_MODES.index(workload.activation_recompute)]
-            if workload.activation_recompute
-            else list(range(len(RECOMPUTE_MODES)))
-        )
-        grid = np.array(
-            [(t, p, b, r) for t in tps for p in pps for b in mbs for r in modes], dtype=np.float64
-        )
-        return cls(grid[:, 0], grid[:, 1], grid[:, 2], grid[:, 3].astype(np.int64))
+        return cls._grid(workload, tps, pps, given=False)
 
     @classmethod
-    def fixed(cls, tp: int, pp: int, micro_batch: int, recompute: Recompute) -> LayoutGrid:
+    def partial(
+        cls,
+        workload: Workload,
+        tp: int,
+        pp: int,
+        micro_batch: int | None = None,
+        recompute: Recompute | None = None,
+        virtual: int | None = None,
+    ) -> LayoutGrid:
+        """A given TP x PP layout; micro-batch, recompute and schedule searched if not given."""
+        return cls._grid(workload, [tp], [pp], True, micro_batch, recompute, virtual)
+
+    @classmethod
+    def _grid(
+        cls,
+        workload: Workload,
+        tps: list[int],
+        pps: list[int],
+        given: bool,
+        micro_batch: int | None = None,
+        recompute: Recompute | None = None,
+        virtual: int | None = None,
+    ) -> LayoutGrid:
+        fixed_mb = micro_batch or workload.micro_batch_size
+        mbs = [fixed_mb] if fixed_mb else [1, 2, 4, 8]
+        mode = recompute or workload.activation_recompute
+        modes = [RECOMPUTE_MODES.index(mode)] if mode else list(range(len(RECOMPUTE_MODES)))
+        rows = [
+            (t, p, v, b, r)
+            for t in tps
+            for p in pps
+            for v in ([virtual] if virtual else _virtual_choices(workload.layers, p))
+            for b in mbs
+            for r in modes
+        ]
+        grid = np.array(rows, dtype=np.float64)
         return cls(
-            np.array([tp], dtype=np.float64),
-            np.array([pp], dtype=np.float64),
-            np.array([micro_batch], dtype=np.float64),
-            np.array([RECOMPUTE_MODES.index(recompute)], dtype=np.int64),
+            grid[:, 0], grid[:, 1], grid[:, 2], grid[:, 3], grid[:, 4].astype(np.int64), given
         )
 
 
@@ -120,6 +165,7 @@ class Estimate:
     pp: Array
     dp: Array
     micro_batch: Array
+    virtual_stages: Array
     recompute: list[str]
     verdict: list[str]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -138,6 +184,7 @@ class Estimate:
         out["layout"] = (
             f"tp={int(self.tp[index])},pp={int(self.pp[index])},dp={int(self.dp[index])},"
             f"mb={int(self.micro_batch[index])},recompute={self.recompute[index]}"
+            + (f",vpp={int(self.virtual_stages[index])}" if self.virtual_stages[index] > 1 else "")
         )
         return out
 
@@ -166,6 +213,7 @@ def estimate(
         layout = LayoutGrid.search(workload, int(np.max(hw.nvlink_domain_gpus)))
     col = {name: getattr(hw, name)[:, None] for name in vars(hw)}  # (P, 1)
     t, p, b = layout.tp[None, :], layout.pp[None, :], layout.micro_batch[None, :]  # (1, K)
+    v = layout.virtual[None, :]
     rc = layout.recompute[None, :]
     n_gpu, per_node, domain = col["gpu_count"], col["gpus_per_node"], col["nvlink_domain_gpus"]
 
@@ -173,7 +221,11 @@ def estimate(
     sequences = float(workload.batch_sequences)
     m = sequences / (dp * b)  # micro-batches per step per pipeline
     valid = (
-        (np.mod(n_gpu, t * p) == 0) & (t <= domain) & (np.mod(sequences, dp * b) == 0) & (m >= 1)
+        (np.mod(n_gpu, t * p) == 0)
+        & (t <= domain)
+        & (np.mod(sequences, dp * b) == 0)
+        & (m >= 1)
+        & ((v == 1) | (m >= p))  # an interleaved schedule needs a micro-batch per stage
     )
 
     s, h, layers = workload.seq_len, workload.hidden_size, workload.layers
@@ -194,8 +246,11 @@ def estimate(
         [rc == 2, rc == 1], [1.0 / 3.0, 0.0], 0.0
     )  # full recompute re-runs the forward: 8PD instead of 6PD (4.1)
     hw_flops_step = model_flops_step * (1.0 + recompute_extra)
+    # the per-rank matrix width at which a GPU reaches half its efficiency grows with its
+    # ridge point (peak FLOP/s over HBM bytes/s): a faster GPU needs bigger matrices
     width = h / t
-    eta = c.eta_compute_max * width / (width + c.matrix_width_half)
+    ridge = col["peak_bf16"] / col["hbm_bytes_per_s"] / REFERENCE_RIDGE
+    eta = c.eta_compute_max * width / (width + c.matrix_width_half * ridge)
     if workload.precision is Precision.FP8:
         peak = col["peak_fp8"]
         eta = eta * np.where(col["peak_fp8"] > col["peak_bf16"], c.fp8_efficiency_factor, 1.0)
@@ -227,7 +282,7 @@ def estimate(
     p2p_bus = np.where(multi_node, fabric_bus(np.minimum(p, nodes)), nvlink_bus)
     p2p_latency = np.where(multi_node, net_step, c.nvlink_step_latency_s)
     pp_time = np.where(
-        p > 1, 2.0 * (p - 1) * (p2p_latency + tp_volume / t / np.maximum(p2p_bus, 1.0)), 0.0
+        p > 1, 2.0 * (p - 1) * v * (p2p_latency + tp_volume / t / np.maximum(p2p_bus, 1.0)), 0.0
     )
 
     # ---- data parallel / ZeRO / FSDP (4.4) over a hierarchical group (4.3)
@@ -246,13 +301,19 @@ def estimate(
             1.0 - expert_share
         ) + shard_params * expert_share / np.maximum(dp, 1.0)
     grad_bytes = shard_params * 2.0
-    dp_time = _ring_allreduce(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
-    if workload.zero_stage == 3:  # the backward re-gathers the weights: 3 x the volume
-        dp_time = dp_time + _ring_gather(
-            grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s
-        )
     backward = compute * 2.0 / 3.0
-    dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * backward)
+    if workload.zero_stage == 3:
+        # FSDP gathers the weights for the forward and again for the backward of every
+        # micro-batch, layer by layer, and reduce-scatters the gradients once per step;
+        # the gathers are prefetched under the whole compute, not only the backward
+        gather = _ring_gather(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
+        dp_time = (2.0 * m + 1.0) * gather + 2.0 * m * (layers / p) * np.where(
+            dp > 1, dp_latency, 0.0
+        )
+        dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * compute)
+    else:
+        dp_time = _ring_allreduce(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
+        dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * backward)
 
     # ---- expert parallel all-to-all (4.4)
     if moe is not None:
@@ -275,7 +336,7 @@ def estimate(
         ep_time = np.zeros_like(compute)
 
     # ---- bubble, optimizer, step (4.6, 4.7)
-    bubble = (p - 1) / m * compute
+    bubble = (p - 1) / (v * m) * compute
     optimizer_shards = np.where(workload.zero_stage >= 1, dp, 1.0)
     optimizer = (
         shard_params / optimizer_shards * c.optimizer_bytes_per_param / col["hbm_bytes_per_s"]
@@ -309,18 +370,25 @@ def estimate(
     heads = workload.heads
     per_layer = np.select(
         [rc == 0, rc == 1],
-        [s * b * h * (34.0 + 5.0 * heads * s / h) / t, 34.0 * s * b * h / t],
+        [
+            # without recompute: Korthikanti's 34 sbh plus 5 a s^2 b for the attention
+            # scores, which a fused (Flash) attention kernel never stores
+            s * b * h * (34.0 + (0.0 if workload.flash_attention else 5.0 * heads * s / h)) / t,
+            34.0 * s * b * h / t,
+        ],
         2.0 * s * b * h / t,
     )
-    in_flight = np.minimum(p, m)
+    in_flight = np.minimum(p, m) * (1.0 + (p - 1) / (p * v) * (v > 1))
     activations = (layers / p) * per_layer * in_flight + 4.0 * s * b * vocab / t
     memory = states + activations + c.buffer_bytes
     fits = memory <= col["hbm_bytes"] * (1.0 - c.memory_headroom)
 
     # ---- choose the fastest layout that is valid and fits, per profile
-    candidate = np.where(valid & fits, step, np.inf)
+    usable = valid if layout.given else valid & fits
+    candidate = np.where(usable, step, np.inf)
     best = np.argmin(candidate, axis=1)
     found = np.isfinite(candidate[np.arange(len(hw)), best])
+    fits_chosen = np.asarray(np.broadcast_to(fits, candidate.shape)[np.arange(len(hw)), best])
     # where nothing fits, report the smallest-memory valid layout so the user sees why
     fallback = np.argmin(np.where(valid, memory, np.inf), axis=1)
     pick = np.where(found, best, fallback)
@@ -388,11 +456,12 @@ def estimate(
         comm_to_compute_raw=(tp_s + pp_s + ep_s + dp_raw) / compute_s,
         fabric_share_of_comm=np.where(exposed > 0, fabric_part / np.maximum(exposed, 1e-12), 0.0),
         memory_gb_per_gpu=chosen(memory) / 1e9,
-        fits_memory=found,
+        fits_memory=found & fits_chosen,
         tp=chosen(np.broadcast_to(t, candidate.shape)),
         pp=chosen(np.broadcast_to(p, candidate.shape)),
         dp=chosen(dp),
         micro_batch=chosen(np.broadcast_to(b, candidate.shape)),
+        virtual_stages=chosen(np.broadcast_to(v, candidate.shape)),
         recompute=[RECOMPUTE_MODES[int(i)].value for i in layout.recompute[pick]],
         verdict=verdict,
     )

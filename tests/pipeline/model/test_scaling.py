@@ -84,7 +84,7 @@ def test_a_job_that_cannot_fit_says_so():
 
 def test_a_given_layout_is_used():
     job = preset("llama3-70b")
-    grid = LayoutGrid.fixed(8, 4, 1, Recompute.SELECTIVE)
+    grid = LayoutGrid.partial(job, 8, 4, 1, Recompute.SELECTIVE)
     row = estimate(job, profiles([hardware(512, "infiniband")]), grid).row(0)
     assert (row["tp"], row["pp"], row["dp"]) == (8, 4, 16)
 

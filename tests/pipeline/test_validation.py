@@ -1,0 +1,183 @@
+"""The scaling model against published training runs (fixtures/published_runs)."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+
+from pipeline import validation
+from pipeline.model.scaling import ModelConstants
+from pipeline.model.workload import Precision, Recompute
+from pipeline.validation import (
+    DOCS_END,
+    DOCS_FILE,
+    DOCS_START,
+    FIT_BOUNDS,
+    FIXTURE,
+    docs_section,
+    fit_constants,
+    map_rows,
+    read_rows,
+    score,
+    summary,
+)
+
+
+@pytest.fixture(scope="module")
+def mapped():
+    return map_rows()
+
+
+@pytest.fixture(scope="module")
+def default_scores(mapped):
+    return score(mapped[0])
+
+
+def by_id(cases):
+    return {case.run_id: case for case in cases}
+
+
+def test_fixture_maps_into_cases(mapped):
+    cases, skipped = mapped
+    assert len(read_rows()) == 109
+    assert len(cases) == 102  # every row with enough information (see the skipped reasons)
+    assert len(cases) + len(skipped) == 109
+    assert len({case.run_id for case in cases}) == len(cases)
+    assert {case.family for case in cases} == {
+        "megatron2021",
+        "megatron",
+        "mcore",
+        "llmfoundry",
+        "llama3",
+    }
+
+
+def test_every_skipped_row_has_a_reason(mapped):
+    _, skipped = mapped
+    assert len(skipped) == 7
+    for row in skipped:
+        assert row.run_id and len(row.reason) > 20, row
+    reasons = {row.run_id: row.reason for row in skipped}
+    assert "context parallelism" in reasons["llama3_405b_16384gpu_cp16"]
+    assert all(
+        "global_batch_sequences" in reason
+        for run_id, reason in reasons.items()
+        if run_id.startswith("korthikanti2022")
+    )
+
+
+def test_rows_map_their_own_fields(mapped):
+    cases = by_id(mapped[0])
+    mosaic = cases["llmfoundry_70b_a100_40gb_bf16_s2048_128gpu_L232"]
+    assert mosaic.published_tokens_per_s_per_gpu == 376  # tokens_per_second_per_gpu as is
+    assert mosaic.workload.zero_stage == 3 and mosaic.workload.micro_batch_size == 4
+    assert mosaic.workload.activation_recompute is Recompute.FULL
+    assert mosaic.hardware == {
+        "gpu_model": "A100-SXM-40GB",
+        "gpu_count": 128,
+        "gpus_per_node": 8,
+        "fabric_class": "roce",
+        "fabric_gbps_per_gpu": 200,
+    }
+    llama = cases["llama3_405b_8192gpu_cp1"]
+    assert llama.workload.batch_sequences == 2048  # 16M tokens of 8,192
+    assert llama.workload.precision is Precision.BF16
+    assert int(llama.layout.tp[0]) == 8 and int(llama.layout.pp[0]) == 16
+
+
+def test_throughput_conversions_follow_each_source_convention(mapped):
+    cases = by_id(mapped[0])
+    # Narayanan et al. eq. 3: 137 TFLOP/s on GPT 1.7B (l 24, h 2304, s 2048, V 51200)
+    per_token = 96 * 24 * 2304**2 * (1 + 2048 / (6 * 2304) + 51200 / (16 * 24 * 2304))
+    megatron = cases["megatron2021_gpt_1.7B_32gpu"]
+    assert megatron.published_tokens_per_s_per_gpu == pytest.approx(137e12 / per_token)
+    # step time: 1,536 x 2,048 tokens in 32 s on 1,024 GPUs
+    readme = cases["megatron_readme_gpt3_175b_1024a100"]
+    assert readme.published_tokens_per_s_per_gpu == pytest.approx(96.0)
+    assert readme.workload.vocab_size == 51200
+    assert any("vocab not in row" in note for note in readme.assumptions)
+    # Megatron-Core model FLOPs: 408.8 TFLOP/s on 1.7B (l 24, h 2048, s 4096, V 131072)
+    per_token = 72 * 24 * 2048**2 * (1 + 4096 / (6 * 2048) + 131072 / (12 * 24 * 2048))
+    mcore = cases["mcore_h100_weak_1.7B_48gpu"]
+    assert mcore.published_tokens_per_s_per_gpu == pytest.approx(408.8e12 / per_token)
+
+
+def test_assumptions_are_recorded(mapped):
+    cases = by_id(mapped[0])
+    strong = cases["mcore_h100_strong_gpt3_175b_96gpu"]
+    assert strong.workload.layers == 96 and strong.workload.hidden_size == 12288
+    assert strong.layout is None  # no layout published: searched
+    assert any("mcore_h100_weak_177B_2304gpu" in note for note in strong.assumptions)
+    assert any("InfiniBand NDR" in note for note in strong.assumptions)
+    for case in cases.values():
+        if case.run_id.startswith(("megatron", "mcore", "llama3")):
+            assert any("tokens/s" in note for note in case.assumptions), case.run_id
+
+
+def test_unknown_gpu_spellings_are_skipped_not_guessed(tmp_path):
+    rows = read_rows()
+    fields = list(rows[0])
+    path = tmp_path / "runs.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        for spelling in ("A100", "H100 SXM5 80GB (700W) maybe"):
+            writer.writerow({**rows[0], "run_id": f"x_{spelling}", "gpu_model": spelling})
+    cases, skipped = map_rows(path)
+    assert not cases
+    assert all("not in gpus.csv nor in the validation GPU rules" in s.reason for s in skipped)
+
+
+def test_current_model_errors(default_scores):
+    # a ratchet at the values measured with ModelConstants() (rounded up): a change to the
+    # model that makes the published runs worse fails here. The project's targets (median
+    # <= 8%, max <= 30%) are not met yet by the worst rows: see docs/MODEL.md, Validation.
+    stats, timing = summary(default_scores), summary(default_scores, timing=True)
+    assert stats["median"] <= 11
+    assert sum(not s.fits_memory for s in default_scores) <= 31
+    assert timing["median"] <= 5
+    assert timing["max"] <= 51
+
+
+def test_the_documented_validation_is_the_generated_one(mapped):
+    cases, skipped = mapped
+    text = DOCS_FILE.read_text(encoding="utf-8")
+    documented = text[text.index(DOCS_START) : text.index(DOCS_END) + len(DOCS_END)]
+    assert documented == docs_section(cases, skipped), (
+        "docs/MODEL.md is out of date: run python -m pipeline.validation --docs"
+    )
+
+
+def test_scores_are_consistent(default_scores):
+    for s in default_scores:
+        assert s.published > 0 and s.predicted_timing > 0
+        if s.fits_memory:
+            assert s.predicted == s.predicted_timing
+            assert s.error_percent == pytest.approx(
+                abs(s.predicted - s.published) / s.published * 100
+            )
+        else:
+            assert math.isnan(s.predicted) and s.error_percent == 100.0
+
+
+def test_fit_stays_in_bounds_and_does_not_worsen(mapped):
+    subset = mapped[0][::10]  # every family, a tenth of the cases: fast enough for a test
+    constants, report = fit_constants(subset)
+    for name, (low, high) in FIT_BOUNDS.items():
+        assert low <= getattr(constants, name) <= high
+        assert report.fitted[name] == getattr(constants, name)
+    assert report.median_after <= report.median_before
+    # no FP8 case: the FP8 factor cannot be fitted and keeps its default
+    assert constants.fp8_efficiency_factor == ModelConstants().fp8_efficiency_factor
+
+
+def test_script_prints_table_and_summaries(monkeypatch, capsys, mapped):
+    cases, skipped = mapped
+    monkeypatch.setattr(validation, "map_rows", lambda path=FIXTURE: (cases[::25], skipped))
+    validation.main()
+    out = capsys.readouterr().out
+    assert "| run id | GPUs | layout |" in out
+    assert out.count("n = 5: median error") == 2  # default and fitted constants
+    assert "## fitted constants" in out and "## skipped rows" in out
