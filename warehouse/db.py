@@ -34,7 +34,6 @@ SQL_DIR = Path(__file__).parent / "sql"
 MIGRATIONS_DIR = SQL_DIR / "migrations"
 VIEWS_DIR = SQL_DIR / "views"
 DATA_TESTS_DIR = SQL_DIR / "tests"
-QUERIES_DIR = SQL_DIR / "queries"
 
 # Called with the name of each publishing stage as it is reached (progress, tests).
 StageHook = Callable[[str], None]
@@ -151,22 +150,6 @@ def read_frames(
     """Several of our own queries from one connection, hence one snapshot."""
     with read_connection(path) as (con, snapshot):
         return snapshot, {name: con.execute(sql).df() for name, sql in queries.items()}
-
-
-def read_view(path: Path, view: str) -> tuple[SnapshotInfo, pd.DataFrame]:
-    if view not in SERVING_RELATIONS:
-        raise WarehouseError(
-            f"unknown view {view!r}; choose one of: {', '.join(sorted(SERVING_RELATIONS))}"
-        )
-    return read_frame(path, f"select * from {view}")
-
-
-def named_query(name: str) -> str:
-    """The text of ``warehouse/sql/queries/<name>.sql``."""
-    query = QUERIES_DIR / f"{name}.sql"
-    if not query.is_file():
-        raise WarehouseError(f"no named query {name!r} in {QUERIES_DIR.name}/")
-    return query.read_text()
 
 
 def current_snapshot(path: Path) -> SnapshotInfo | None:
@@ -417,10 +400,6 @@ class SnapshotWriter:
         self._release_lock()
 
     # ---- publish
-    def run_data_tests(self) -> dict[str, int]:
-        assert self.con is not None
-        return run_data_tests(self.con)
-
     def publish(
         self, kind: str, run_id: str | None = None, note: str | None = None
     ) -> SnapshotInfo:

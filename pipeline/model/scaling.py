@@ -212,6 +212,7 @@ def estimate(
     if layout is None:
         layout = LayoutGrid.search(workload, int(np.max(hw.nvlink_domain_gpus)))
     col = {name: getattr(hw, name)[:, None] for name in vars(hw)}  # (P, 1)
+    columns = HardwareProfiles(**col)  # the same profiles, shaped to broadcast against layouts
     t, p, b = layout.tp[None, :], layout.pp[None, :], layout.micro_batch[None, :]  # (1, K)
     v = layout.virtual[None, :]
     rc = layout.recompute[None, :]
@@ -264,7 +265,7 @@ def estimate(
     net_step = c.network_step_latency_s * col["fabric_alpha_multiplier"]
 
     def fabric_bus(group_nodes: Array) -> Array:
-        return col["nic_bytes_per_s"] * fabric_efficiency(hw_col(col), group_nodes)
+        return col["nic_bytes_per_s"] * fabric_efficiency(columns, group_nodes)
 
     # ---- tensor parallel: 4 collectives per layer per micro-batch (+2 with full recompute)
     tp_volume = b * s * h * beta
@@ -465,8 +466,3 @@ def estimate(
         recompute=[RECOMPUTE_MODES[int(i)].value for i in layout.recompute[pick]],
         verdict=verdict,
     )
-
-
-def hw_col(col: dict[str, Array]) -> HardwareProfiles:
-    """The profile columns as (P, 1) arrays, for broadcasting against layouts."""
-    return HardwareProfiles(**col)
