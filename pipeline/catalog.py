@@ -74,13 +74,41 @@ def resolve_gpu(name: str) -> str:
     raise HardwareError(f"unknown GPU {name!r} (not a canonical id nor an alias in gpus.csv){hint}")
 
 
-def profiles(rows: Sequence[Mapping[str, Any]]) -> HardwareProfiles:
-    """Hardware profiles from rows naming GPUs by canonical id or alias."""
+def profiles(
+    rows: Sequence[Mapping[str, Any]],
+    calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+) -> HardwareProfiles:
+    """Hardware profiles from rows naming GPUs by canonical id or alias.
+
+    A row with a ``provider`` whose (provider, fabric class) has a stored multi-node
+    all-reduce calibration uses the measured bandwidth instead of the class default.
+    """
+    return build(with_calibrations(rows, calibrations))
+
+
+def build(resolved_rows: Sequence[Mapping[str, Any]]) -> HardwareProfiles:
+    """Profiles from rows already passed through :func:`with_calibrations`."""
+    return build_profiles(resolved_rows, gpu_specs(), fabric_classes())
+
+
+def with_calibrations(
+    rows: Sequence[Mapping[str, Any]],
+    calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """The rows with canonical GPU ids, and measured fabric figures where one applies."""
     specs = gpu_specs()
     resolved = []
     for row in rows:
         model = resolve_gpu(str(row.get("gpu_model", "")))
         if model not in specs:
             raise HardwareError(f"GPU {model}: its specs are incomplete in gpus.csv")
-        resolved.append({**row, "gpu_model": model})
-    return build_profiles(resolved, specs, fabric_classes())
+        out = {**row, "gpu_model": model, "fabric_source": "class default"}
+        found = (calibrations or {}).get((str(row.get("provider")), str(row.get("fabric_class"))))
+        if found and "measured_busbw_gbytes_s" not in row:
+            out["measured_busbw_gbytes_s"] = found["busbw_gbytes_s"]
+            out["measured_nodes"] = found["n_nodes"]
+            out["fabric_source"] = f"calibration {found['calibration_id']}"
+        elif "measured_busbw_gbytes_s" in row:
+            out["fabric_source"] = "measured (hardware file)"
+        resolved.append(out)
+    return resolved

@@ -22,10 +22,12 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pipeline import calibrate as calibrating
 from pipeline import catalog
 from pipeline import refresh as refreshing
 from pipeline.config import ConfigError, Settings, load_settings
 from pipeline.model import scaling
+from pipeline.model.calibration import CalibrationError
 from pipeline.model.hardware import HardwareError
 from pipeline.model.workload import Recompute
 from pipeline.refresh import RefreshError, SourceOutcome
@@ -365,13 +367,21 @@ def estimate(
         str | None,
         typer.Option(help="Fix the layout, e.g. tp=8,pp=4,dp=16,mb=1[,recompute=full]."),
     ] = None,
+    warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Estimate step time, time-to-train and where the time goes, per hardware profile."""
+    """Estimate step time, time-to-train and where the time goes, per hardware profile.
+
+    A profile with a "provider" uses that provider's stored calibration (fabricscope
+    calibrate) instead of its fabric class's default, where one exists.
+    """
+    settings = _settings(warehouse)
     try:
         job = load_workload(workload)
-        rows = _hardware_rows(hardware)
-        profiles = catalog.profiles(rows)
+        rows = catalog.with_calibrations(
+            _hardware_rows(hardware), calibrating.stored_all_reduce(settings.warehouse)
+        )
+        profiles = catalog.build(rows)
         grid = _layout(layout, job, rows) if layout else None
     except (WorkloadError, HardwareError) as exc:
         raise UserError(str(exc), code=2) from None
@@ -384,6 +394,7 @@ def estimate(
         "gpu_model",
         "gpu_count",
         "fabric_class",
+        "fabric_source",
         "layout",
         "step_time_s",
         "mfu",
@@ -396,6 +407,61 @@ def estimate(
     ]
     print_rows(
         columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=job.name
+    )
+
+
+@app.command()
+def calibrate(
+    file: Annotated[Path, typer.Argument(help="nccl-tests output (all_reduce_perf, ...).")],
+    provider: Annotated[str, typer.Option(help="The provider the run was measured on.")],
+    fabric_class: Annotated[str, typer.Option(help="Its fabric class (infiniband, roce...).")],
+    collective: Annotated[
+        str | None, typer.Option(help="all_reduce, all_gather... if the output does not say.")
+    ] = None,
+    nodes: Annotated[
+        int | None, typer.Option(help="Nodes in the run, if the output does not list hosts.")
+    ] = None,
+    note: Annotated[str | None, typer.Option(help="Where and how it was measured.")] = None,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Fit latency and bus bandwidth from nccl-tests output and store it for the model."""
+    settings = _settings(warehouse)
+    settings.require_writable()
+    if not file.is_file():
+        raise UserError(f"no such file: {file}", code=2)
+    text = file.read_text(encoding="utf-8", errors="replace")
+    try:
+        fitted = calibrating.fit_upload(text, provider, fabric_class, collective, nodes)
+    except CalibrationError as exc:
+        raise UserError(f"{file.name}: {exc}", code=2) from None
+    calibrating.store(settings.warehouse, fitted, text, file.name, note)
+    fit = fitted.fit
+    print_rows(
+        [
+            "calibration_id",
+            "provider",
+            "fabric_class",
+            "collective",
+            "ranks",
+            "nodes",
+            "alpha_us",
+            "busbw_gbytes_s",
+        ],
+        [
+            [
+                fitted.calibration_id,
+                provider,
+                fabric_class,
+                fit.collective.value,
+                fit.n_ranks,
+                fitted.n_nodes,
+                None if fit.alpha_us is None else round(fit.alpha_us, 2),
+                round(fit.busbw_gbytes_s, 2),
+            ]
+        ],
+        fmt,
+        title="calibration stored",
     )
 
 

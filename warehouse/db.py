@@ -177,6 +177,7 @@ SERVING_RELATIONS: frozenset[str] = frozenset(
         "fabric_classes",
         "providers",
         "fx_rates",
+        "calibration_current",
     }
 )
 

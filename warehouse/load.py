@@ -319,3 +319,47 @@ def publish_run(
         result = _publish_once(path, refused, on_stage, reference_dir, lock_wait_s)
         result.notes.append(f"run {batch.run.run_id} quarantined: {reason}")
         return RunStatus.QUARANTINED, result
+
+
+# ---------------------------------------------------------------------- calibrations
+
+CALIBRATION_COLUMNS = (
+    "calibration_id",
+    "provider",
+    "fabric_class",
+    "collective",
+    "n_ranks",
+    "n_nodes",
+    "gpus_per_node",
+    "alpha_us",
+    "busbw_gbytes_s",
+    "fitted_from_bytes",
+    "fitted_to_bytes",
+    "file_name",
+    "file_sha256",
+    "raw_text",
+    "note",
+    "uploaded_at",
+)
+
+
+def publish_calibration(
+    path: Path, record: Mapping[str, Any], lock_wait_s: float = 0.0
+) -> PublishResult:
+    """Store one measured collective (a fitted nccl-tests run) as the next snapshot."""
+    missing = [name for name in CALIBRATION_COLUMNS if name not in record]
+    if missing:
+        raise WarehouseError(f"calibration record lacks {', '.join(missing)}")
+    with SnapshotWriter(path, None, lock_wait_s) as writer:
+        con = writer.con
+        assert con is not None
+        if writer.is_new:
+            _load_reference_if_changed(writer, REFERENCE_DIR)
+        columns = ", ".join((*CALIBRATION_COLUMNS, "snapshot_id"))
+        marks = ", ".join("?" * (len(CALIBRATION_COLUMNS) + 1))
+        con.execute(
+            f"insert into fabric_calibrations ({columns}) values ({marks})",
+            [*(record[name] for name in CALIBRATION_COLUMNS), writer.next_snapshot_id],
+        )
+        info = writer.publish("calibration", note=str(record["calibration_id"]))
+        return PublishResult(info, writer.notes)

@@ -7,6 +7,7 @@ divided by 8), latencies in seconds. Pure: built from plain numbers, no I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -82,7 +83,9 @@ def build_profiles(
     fabric_classes: Mapping[str, FabricClassParams],
 ) -> HardwareProfiles:
     """Profiles from plain rows: gpu_model, gpu_count, gpus_per_node, fabric_class,
-    fabric_gbps_per_gpu, and optionally nvlink_domain_gpus and oversubscription.
+    fabric_gbps_per_gpu, and optionally nvlink_domain_gpus, oversubscription and a
+    measurement (measured_busbw_gbytes_s of an all-reduce over measured_nodes whole nodes)
+    that replaces the class's small-scale efficiency.
 
     A single-node profile may use fabric_class "none" (its collectives never leave the node).
     """
@@ -109,6 +112,16 @@ def build_profiles(
         nic_gbps = float(row.get("fabric_gbps_per_gpu") or 0)
         if multi_node and nic_gbps <= 0:
             raise HardwareError(f"{where}: a multi-node profile needs fabric_gbps_per_gpu > 0")
+        eta = fabric.eta_small_scale if fabric else 1.0
+        measured = float(row.get("measured_busbw_gbytes_s") or 0)
+        if measured and fabric and nic_gbps > 0:
+            # an all-reduce over whole nodes measured by nccl-tests: its busbw is
+            # k x NIC x eta x phi(n) with k = GPUs per node; solve for eta at the measured
+            # node count, capped at line rate (NVLS/tree runs over 2 nodes can exceed a ring)
+            nodes = float(row.get("measured_nodes") or 2)
+            ratio = max(nodes / fabric.knee_nodes, 1.0)
+            phi = max(fabric.phi_floor, 1.0 - fabric.kappa_per_doubling * math.log2(ratio))
+            eta = min(1.0, measured / (per_node * nic_gbps / 8) / phi)
         domain = float(row.get("nvlink_domain_gpus") or per_node)
         over = float(row.get("oversubscription") or 1.0)
         if over < 1:
@@ -125,7 +138,7 @@ def build_profiles(
             "nic_bytes_per_s": nic_gbps * 1e9 / 8,
             "fabric_latency_s": (fabric.latency_us if fabric else 0.0) * 1e-6,
             "fabric_alpha_multiplier": fabric.alpha_multiplier if fabric else 1.0,
-            "fabric_eta": fabric.eta_small_scale if fabric else 1.0,
+            "fabric_eta": eta,
             "fabric_knee_nodes": fabric.knee_nodes if fabric else 1.0,
             "fabric_kappa": fabric.kappa_per_doubling if fabric else 0.0,
             "fabric_floor": fabric.phi_floor if fabric else 1.0,

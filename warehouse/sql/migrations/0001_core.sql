@@ -87,7 +87,7 @@ create table quarantined_items (
 create table snapshots (
     snapshot_id bigint primary key,
     published_at timestamptz not null,
-    kind varchar not null check (kind in ('run', 'reference', 'migration')),
+    kind varchar not null check (kind in ('run', 'reference', 'migration', 'calibration')),
     run_id varchar,
     -- sha256 over every ok run's content hash and the reference tables' hash
     snapshot_hash varchar not null,

@@ -1,0 +1,106 @@
+"""Uploaded nccl-tests output: parse, fit, store; and the stored fits for the model."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.model.calibration import (
+    AlphaBetaFit,
+    CalibrationError,
+    NcclTestResult,
+    fit_alpha_beta,
+    parse_nccl_tests,
+)
+from warehouse.db import WarehouseError, read_frame
+from warehouse.load import publish_calibration
+from warehouse.models import FabricClass, utc_now
+
+MAX_UPLOAD_BYTES = 5_000_000
+
+
+@dataclass(frozen=True)
+class Calibration:
+    calibration_id: str
+    provider: str
+    fabric_class: str
+    result: NcclTestResult
+    fit: AlphaBetaFit
+    n_nodes: int | None
+    gpus_per_node: int | None
+
+
+def fit_upload(
+    text: str,
+    provider: str,
+    fabric_class: str,
+    collective: str | None = None,
+    n_nodes: int | None = None,
+) -> Calibration:
+    """Parse and fit one nccl-tests output; raises CalibrationError with a clear message."""
+    if len(text.encode()) > MAX_UPLOAD_BYTES:
+        raise CalibrationError(f"the upload is larger than {MAX_UPLOAD_BYTES // 1_000_000} MB")
+    if not provider.strip():
+        raise CalibrationError("say which provider measured this (--provider)")
+    if fabric_class not in {c.value for c in FabricClass} - {"unknown", "none"}:
+        raise CalibrationError(f"fabric class {fabric_class!r} is not one the model knows")
+    result = parse_nccl_tests(text, collective=collective)
+    fit = fit_alpha_beta(result)
+    nodes = n_nodes or result.n_nodes
+    ranks = result.n_ranks
+    per_node = ranks // nodes if ranks and nodes and ranks % nodes == 0 else None
+    return Calibration(
+        f"{provider}-{utc_now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}",
+        provider,
+        fabric_class,
+        result,
+        fit,
+        nodes,
+        per_node,
+    )
+
+
+def store(
+    warehouse: Path, calibration: Calibration, text: str, file_name: str, note: str | None = None
+) -> None:
+    fit, result = calibration.fit, calibration.result
+    publish_calibration(
+        warehouse,
+        {
+            "calibration_id": calibration.calibration_id,
+            "provider": calibration.provider,
+            "fabric_class": calibration.fabric_class,
+            "collective": result.collective.value,
+            "n_ranks": result.n_ranks,
+            "n_nodes": calibration.n_nodes,
+            "gpus_per_node": calibration.gpus_per_node,
+            "alpha_us": fit.alpha_us,
+            "busbw_gbytes_s": fit.busbw_gbytes_s,
+            "fitted_from_bytes": fit.busbw_size_range_bytes[0],
+            "fitted_to_bytes": fit.busbw_size_range_bytes[1],
+            "file_name": file_name,
+            "file_sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "raw_text": text,
+            "note": note,
+            "uploaded_at": utc_now(),
+        },
+    )
+
+
+def stored_all_reduce(warehouse: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The current multi-node all-reduce calibration per (provider, fabric class)."""
+    if not warehouse.exists():
+        return {}
+    try:
+        _, frame = read_frame(
+            warehouse,
+            "select provider, fabric_class, calibration_id, n_nodes, gpus_per_node, "
+            "busbw_gbytes_s, alpha_us from calibration_current "
+            "where collective = 'all_reduce' and n_nodes > 1",
+        )
+    except WarehouseError:
+        return {}
+    return {(r["provider"], r["fabric_class"]): dict(r) for r in frame.to_dict("records")}
