@@ -14,6 +14,7 @@ import numpy as np
 
 from pipeline.catalog import profiles
 from pipeline.model.scaling import estimate
+from pipeline.validation import accuracy_table, calibration_cases
 from pipeline.workloads import preset
 
 OFFERS = 1_000_000
@@ -76,4 +77,11 @@ def run(report: Callable[[str], None]) -> list[str]:
         "",
         f"**Ratio: {loop_s / vectorised_s:,.0f}x** (target: under 1 s, at least 100x). "
         f"Both give the same costs on the sample: {same}.",
+        "",
+        "### Accuracy on the published runs (tokens/s per GPU, each run's own layout)",
+        "",
+        accuracy_table(calibration_cases()),
+        "",
+        "llm-analysis (PyPI) is not compared yet: it needs transformers and a model config per "
+        "run.",
     ]

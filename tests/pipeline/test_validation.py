@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 
+import numpy as np
 import pytest
 
 from pipeline import validation
@@ -19,6 +20,7 @@ from pipeline.validation import (
     docs_section,
     fit_constants,
     map_rows,
+    naive_errors,
     read_rows,
     score,
     summary,
@@ -139,6 +141,15 @@ def test_current_model_errors(default_scores):
     assert sum(not s.fits_memory for s in default_scores) <= 31
     assert timing["median"] <= 5
     assert timing["max"] <= 51
+
+
+def test_the_model_beats_the_naive_6nd_baseline(mapped, default_scores):
+    cases, _ = mapped
+    model = np.array([s.timing_error_percent for s in default_scores])
+    naive = np.array(naive_errors(cases))
+    assert np.median(model) < 0.5 * np.median(naive)
+    assert model.max() < 0.5 * naive.max()
+    assert (model <= 10).sum() > (naive <= 10).sum()
 
 
 def test_the_documented_validation_is_the_generated_one(mapped):
