@@ -147,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         help="crawl this URL instead of the source's own (tests, mirrors)",
     )
     verbs.add_parser("list")
+    many = verbs.add_parser("parse-many", help="parse several saved responses in one process")
+    many.add_argument("cases", type=Path, help="JSON list of {source, file, url, method, body_hex}")
     parse_args = verbs.add_parser("parse")
     parse_args.add_argument("source")
     parse_args.add_argument("file", type=Path)
@@ -156,6 +158,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.verb == "list":
         print("\n".join(spider_names()))
+        return 0
+    if args.verb == "parse-many":
+        entries = json.loads(args.cases.read_text(encoding="utf-8"))
+        cases = [
+            SavedResponse(
+                e["source"],
+                Path(e["file"]),
+                e.get("url"),
+                e.get("method", "GET"),
+                e.get("body_hex", ""),
+            )
+            for e in entries
+        ]
+        print(json.dumps(parse_saved(cases)))
         return 0
     if args.verb == "crawl":
         overrides = dict(item.split("=", 1) for item in args.set)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from tests.helpers import ROOT, python_env
@@ -18,9 +20,69 @@ def manifest(source: str) -> list[dict[str, Any]]:
     return json.loads(path.read_text()) if path.is_file() else []
 
 
-@cache
+_PARSED: dict[tuple[str, str, str | None], dict[str, Any]] = {}
+
+
+def _start_url(source: str) -> str | None:
+    from scrapy.spiderloader import SpiderLoader
+    from scrapy.utils.project import get_project_settings
+
+    urls = SpiderLoader.from_settings(get_project_settings()).load(source).start_urls
+    return urls[0] if urls else None
+
+
+def _preload() -> None:
+    """Parse every recording of every spider in one crawl process (one process start)."""
+    from scrapy.spiderloader import SpiderLoader
+    from scrapy.utils.project import get_project_settings
+
+    cases = [
+        {
+            "source": name,
+            "file": str(FIXTURES / name / entry["file"]),
+            "url": entry["url"],
+            "method": entry.get("method", "GET"),
+            "body_hex": entry.get("body_hex", ""),
+            "key": [name, entry["file"], entry["url"]],
+        }
+        for name in sorted(SpiderLoader.from_settings(get_project_settings()).list())
+        for entry in manifest(name)
+    ]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(cases, handle)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "scrapers.tools", "parse-many", handle.name],
+            capture_output=True,
+            text=True,
+            env=python_env(),
+            cwd=ROOT,
+            timeout=600,
+            check=False,
+        )
+    finally:
+        Path(handle.name).unlink()
+    assert result.returncode == 0, result.stderr[-3000:]
+    for case, parsed in zip(cases, json.loads(result.stdout), strict=True):
+        _PARSED[tuple(case["key"])] = parsed
+
+
 def parse_fixture(source: str, fixture: str, url: str | None = None) -> dict[str, Any]:
-    """What the source would publish from ``fixtures/<source>/<fixture>`` (nothing is)."""
+    """What the source would publish from ``fixtures/<source>/<fixture>`` (nothing is).
+
+    Every recording listed in a manifest is parsed once per test session, all in one
+    crawl process; other files (another provider's page, say) get a process of their own.
+    """
+    if not _PARSED:
+        _preload()
+    key = (source, fixture, url or _start_url(source))
+    if key not in _PARSED:
+        _PARSED[key] = _parse_one(source, fixture, url)
+    return _PARSED[key]
+
+
+@cache
+def _parse_one(source: str, fixture: str, url: str | None) -> dict[str, Any]:
     args = [
         sys.executable,
         "-m",
