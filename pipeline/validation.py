@@ -473,6 +473,9 @@ def _case(row: Row, rows: Sequence[Row]) -> CalibrationCase:
     heads = _integer(source_row, "n_heads") or _heads(row, hidden, tp, notes)
     precision = _precision(row.get("precision") or "", notes)
     zero = _zero_stage(row.get("zero_stage_or_fsdp") or "", notes)
+    tp_overlap = "--tp-comm-overlap" in (row.get("notes") or "")
+    if tp_overlap:
+        notes.append("the source states --tp-comm-overlap: TP communication overlapped")
     try:
         workload = Workload(
             name=run_id,
@@ -487,6 +490,7 @@ def _case(row: Row, rows: Sequence[Row]) -> CalibrationCase:
             precision=precision,
             activation_recompute=recompute,
             zero_stage=zero,
+            tp_comm_overlap=tp_overlap,
             **batch,
         )
     except ValueError as exc:

@@ -34,6 +34,9 @@ class ModelConstants:
     matrix_width_half: float = 550.0
     # FP8: achieved throughput on FP8 peak relative to BF16's on BF16 peak (model-notes 4.1)
     fp8_efficiency_factor: float = 0.65
+    # share of TP communication hidden behind GEMMs when the job overlaps them
+    # (Megatron-Core --tp-comm-overlap); prior, fitted on the runs that state it
+    tp_overlap_share: float = 0.8
     # NVLink bus bandwidth efficiency: 741 of 900 GB/s on HGX H100 (model-notes 5.5, [R5])
     nvlink_efficiency: float = 0.80
     # NCCL ring step latency, Simple protocol (model-notes 5.3, [R19])
@@ -277,6 +280,8 @@ def estimate(
             tp_volume, t, nvlink_bus, c.nvlink_step_latency_s, c.collective_base_latency_s
         )
     )
+    if workload.tp_comm_overlap:  # collectives split and pipelined with the GEMMs
+        tp_time = tp_time * (1.0 - c.tp_overlap_share)
 
     # ---- pipeline: activations cross (p-1) stage boundaries on the critical path, fwd + bwd
     multi_node = nodes > 1

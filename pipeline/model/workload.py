@@ -87,6 +87,9 @@ class Workload(_Spec):
     precision: Precision = Precision.BF16
     activation_recompute: Recompute | None = Field(default=None, description="searched if omitted")
     zero_stage: int = Field(default=1, ge=0, le=3, description="3 means FSDP full shard")
+    tp_comm_overlap: bool = Field(
+        default=False, description="TP collectives overlapped with GEMMs (--tp-comm-overlap)"
+    )
     flash_attention: bool = Field(
         default=True, description="fused attention keeps no s x s scores (FlashAttention)"
     )

@@ -137,9 +137,9 @@ def test_current_model_errors(default_scores):
     # model that makes the published runs worse fails here. The project's targets (median
     # <= 8%, max <= 30%) are not met yet by the worst rows: see docs/MODEL.md, Validation.
     stats, timing = summary(default_scores), summary(default_scores, timing=True)
-    assert stats["median"] <= 11
+    assert stats["median"] <= 10
     assert sum(not s.fits_memory for s in default_scores) <= 31
-    assert timing["median"] <= 5
+    assert timing["median"] <= 4
     assert timing["max"] <= 51
 
 
