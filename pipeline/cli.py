@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from pipeline import calibrate as calibrating
@@ -264,7 +264,6 @@ def refresh(
 def _refresh_with_progress(
     settings: Settings, sources: list[str], offline: bool, record: bool
 ) -> list[SourceOutcome]:
-    names = sources or refreshing.list_sources()
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -273,9 +272,11 @@ def _refresh_with_progress(
         transient=False,
         disable=not err.is_terminal,
     ) as progress:
-        tasks = {name: progress.add_task(f"{name}: crawling", total=1) for name in names}
+        tasks: dict[str, TaskID] = {}
 
         def show(outcome: SourceOutcome) -> None:
+            if outcome.source not in tasks:
+                tasks[outcome.source] = progress.add_task(f"{outcome.source}: crawling", total=1)
             if outcome.status == "running":
                 return
             detail = f"{outcome.offers} offers, {outcome.facts} facts"
@@ -288,7 +289,7 @@ def _refresh_with_progress(
         return refreshing.refresh(
             settings.warehouse,
             settings.data_dir,
-            names,
+            sources,
             offline=offline,
             record=record,
             on_event=show,

@@ -86,8 +86,8 @@ def refresh(
     extra_args: Sequence[str] = (),
 ) -> list[SourceOutcome]:
     """Crawl ``sources`` (all of them if empty); every source publishes its own run."""
-    chosen = list(sources) or list_sources()
-    known = set(list_sources())
+    known = list_sources()
+    chosen = list(sources) or known
     unknown = [s for s in chosen if s not in known]
     if unknown:
         raise RefreshError(
@@ -103,6 +103,9 @@ def refresh(
     if record:
         args.append("--record")
     outcomes = {source: SourceOutcome(source) for source in chosen}
+    if on_event:
+        for outcome in outcomes.values():  # each source is announced before the crawl starts
+            on_event(outcome)
     with log_path.open("w", encoding="utf-8") as log:
         process = subprocess.Popen(
             args,

@@ -364,8 +364,7 @@ class SnapshotWriter:
                 f"a WAL beside the serving file would not replay ({exc}); "
                 f"renamed it to {wal_aside.name} and built on the last checkpoint"
             )
-        for note in self.notes[-1:]:
-            log.warning(note)
+        log.warning(self.notes[-1])
 
     # ---- context
     def __enter__(self) -> SnapshotWriter:

@@ -338,8 +338,16 @@ def estimate(
             + volume * nic_part / np.maximum(a2a_bus, 1.0)
         )
         ep_time = np.where(ep > 1, (m * moe_layers / p) * 4.0 * one, 0.0)
+        # the part of it spent on the fabric: bytes to peers outside the NVLink domain
+        ep_fabric = np.where(
+            (ep > 1) & (nic_part > 0),
+            (m * moe_layers / p)
+            * 4.0
+            * ((ep - 1) * net_step + volume * nic_part / np.maximum(a2a_bus, 1.0)),
+            0.0,
+        )
     else:
-        ep_time = np.zeros_like(compute)
+        ep_time = ep_fabric = np.zeros_like(compute)
 
     # ---- bubble, optimizer, step (4.6, 4.7)
     bubble = (p - 1) / (v * m) * compute
@@ -363,7 +371,7 @@ def estimate(
         dense_part = p_act / workload.total_params
         params_here = params_here * dense_part + params_here * (1 - dense_part) / np.minimum(
             float(moe.experts), dp * t
-        ) * (dp * t > 0)
+        )
     if workload.lora is not None:
         states = 2.0 * params_here + 16.0 * p_train / (t * p)
     else:
@@ -423,9 +431,7 @@ def estimate(
     goodput = np.clip(1.0 - waste, 0.05, 1.0)
 
     exposed = tp_s + pp_s + ep_s + dp_exp
-    fabric_part = np.where(hw.nodes > 1, pp_s + dp_exp, 0.0) + np.where(
-        hw.nodes > 1, ep_s * 0.5, 0.0
-    )
+    fabric_part = np.where(hw.nodes > 1, pp_s + dp_exp, 0.0) + chosen(ep_fabric)
     tokens_per_s = tokens_step / step_s
     rented = np.ceil(n / hw.gpus_per_node) * hw.gpus_per_node
     train_s = workload.steps * step_s / goodput
