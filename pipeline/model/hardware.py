@@ -15,6 +15,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+# A GPU's "80 GB" is 80 GiB as the driver counts it (nvidia-smi: A100 40GB 40,960 MiB,
+# A100 80GB 81,920 MiB, H100 80GB 81,559 MiB); memory is compared and reported in GiB
+GIB = float(2**30)
+
 Array = NDArray[np.float64]
 
 
@@ -132,7 +136,7 @@ def build_profiles(
             "nvlink_domain_gpus": domain,
             "peak_bf16": spec.bf16_dense_tflops * 1e12,
             "peak_fp8": (spec.fp8_dense_tflops or spec.bf16_dense_tflops) * 1e12,
-            "hbm_bytes": spec.memory_gb * 1e9,
+            "hbm_bytes": spec.memory_gb * GIB,
             "hbm_bytes_per_s": spec.hbm_tbps * 1e12,
             "scaleup_bytes_per_s": spec.scaleup_gbps_per_gpu * 1e9 / 2,
             "nic_bytes_per_s": nic_gbps * 1e9 / 8,

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.hardware import Array, HardwareProfiles, fabric_efficiency
+from pipeline.model.hardware import GIB, Array, HardwareProfiles, fabric_efficiency
 from pipeline.model.workload import Precision, Recompute, Workload
 
 RECOMPUTE_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
@@ -30,10 +30,13 @@ class ModelConstants:
 
     # compute efficiency: eta = eta_max * w / (w + w_half * ridge), w = hidden / tp; both
     # fitted globally on the published runs (pipeline/validation.py, docs/MODEL.md)
-    eta_compute_max: float = 0.79
-    matrix_width_half: float = 550.0
+    eta_compute_max: float = 0.62
+    matrix_width_half: float = 137.0
     # FP8: achieved throughput on FP8 peak relative to BF16's on BF16 peak (model-notes 4.1)
     fp8_efficiency_factor: float = 0.65
+    # achieved share of HBM bandwidth in streaming kernels (prior: STREAM-like copies reach
+    # 80-90% of the datasheet figure); used for unfused attention's score traffic
+    hbm_efficiency: float = 0.8
     # share of TP communication hidden behind GEMMs when the job overlaps them
     # (Megatron-Core --tp-comm-overlap); prior, fitted on the runs that state it
     tp_overlap_share: float = 0.8
@@ -204,6 +207,27 @@ def _ring_gather(size: Array, n: Array, bus: Array, step_latency: Array, base: f
     return np.where(n > 1, time, 0.0)
 
 
+def _gemm_width(workload: Workload, t: Array) -> Array:
+    """The layer's GEMMs' effective width on one tensor-parallel rank.
+
+    A GEMM of (tokens x K) by (K x N) with many tokens does about K N / (K + N) FLOPs per
+    element it moves, so that is its width; the layer's is the FLOP-weighted mean over
+    QKV (K = h, N = (h + 2 kv) / t), the output projection (K = h / t, N = h) and the MLP
+    (K = h, N = f / t, twice f when gated; then K = f / t, N = h). Tensor parallelism
+    narrows one side of each GEMM, not both.
+    """
+    h, kv, f = float(workload.hidden_size), float(workload.kv_dim), float(workload.ffn)
+    up = 2.0 * f if workload.gated_mlp else f
+    gemms = (
+        (h, (h + 2.0 * kv) / t, h * (h + 2.0 * kv)),
+        (h / t, h, h * h),
+        (h, up / t, h * up),
+        (f / t, h, f * h),
+    )
+    total = sum(weight for _, _, weight in gemms)
+    return sum(weight * k * n / (k + n) for k, n, weight in gemms) / total
+
+
 def estimate(
     workload: Workload,
     hw: HardwareProfiles,
@@ -252,7 +276,7 @@ def estimate(
     hw_flops_step = model_flops_step * (1.0 + recompute_extra)
     # the per-rank matrix width at which a GPU reaches half its efficiency grows with its
     # ridge point (peak FLOP/s over HBM bytes/s): a faster GPU needs bigger matrices
-    width = h / t
+    width = _gemm_width(workload, t)
     ridge = col["peak_bf16"] / col["hbm_bytes_per_s"] / REFERENCE_RIDGE
     eta = c.eta_compute_max * width / (width + c.matrix_width_half * ridge)
     if workload.precision is Precision.FP8:
@@ -261,6 +285,15 @@ def estimate(
     else:
         peak = col["peak_bf16"]
     compute = hw_flops_step / (n_gpu * peak * eta)
+    if not workload.flash_attention:
+        # unfused attention moves its s x s scores through HBM: the fused scale-mask-softmax
+        # reads and writes them (2 + 2 bytes per element forward, 6 backward) and dropout
+        # adds a read, a write and a mask (5 each way); a full recompute repeats the forward
+        forward = 4.0 + (5.0 if workload.dropout else 0.0)
+        backward = 6.0 + (5.0 if workload.dropout else 0.0)
+        per_score = forward * (1.0 + (rc == 2)) + backward
+        scores_per_gpu = (layers / p) * m * b * (workload.heads / t) * float(s) * s
+        compute = compute + scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
 
     # ---- links
     nodes = np.ceil(n_gpu / per_node)
@@ -382,14 +415,13 @@ def estimate(
             3: 16.0 * params_here / dp,
         }[workload.zero_stage]
     heads = workload.heads
+    kept = workload.activation_bytes_per_token_width  # 34 for GPT-3 with dropout
+    # the attention scores (softmax output 2 a s^2 b; with dropout also its 1-byte mask and
+    # its 2-byte output) are what selective recompute drops; Flash never stores them
+    scores = 0.0 if workload.flash_attention else (5.0 if workload.dropout else 2.0) * heads * s / h
     per_layer = np.select(
         [rc == 0, rc == 1],
-        [
-            # without recompute: Korthikanti's 34 sbh plus 5 a s^2 b for the attention
-            # scores, which a fused (Flash) attention kernel never stores
-            s * b * h * (34.0 + (0.0 if workload.flash_attention else 5.0 * heads * s / h)) / t,
-            34.0 * s * b * h / t,
-        ],
+        [s * b * h * (kept + scores) / t, kept * s * b * h / t],
         2.0 * s * b * h / t,
     )
     in_flight = np.minimum(p, m) * (1.0 + (p - 1) / (p * v) * (v > 1))
@@ -398,8 +430,14 @@ def estimate(
     fits = memory <= col["hbm_bytes"] * (1.0 - c.memory_headroom)
 
     # ---- choose the fastest layout that is valid and fits, per profile
-    usable = valid if layout.given else valid & fits
-    candidate = np.where(usable, step, np.inf)
+    # a given layout's unstated parts are searched among the choices that fit; when none
+    # does, the given layout is still estimated (and reported as not fitting)
+    fitting = np.where(valid & fits, step, np.inf)
+    if layout.given:
+        any_fits = np.isfinite(fitting).any(axis=1, keepdims=True)
+        candidate = np.where(any_fits, fitting, np.where(valid, step, np.inf))
+    else:
+        candidate = fitting
     best = np.argmin(candidate, axis=1)
     found = np.isfinite(candidate[np.arange(len(hw)), best])
     fits_chosen = np.asarray(np.broadcast_to(fits, candidate.shape)[np.arange(len(hw)), best])
@@ -467,7 +505,7 @@ def estimate(
         comm_fraction_exposed=comm_fraction,
         comm_to_compute_raw=(tp_s + pp_s + ep_s + dp_raw) / compute_s,
         fabric_share_of_comm=np.where(exposed > 0, fabric_part / np.maximum(exposed, 1e-12), 0.0),
-        memory_gb_per_gpu=chosen(memory) / 1e9,
+        memory_gb_per_gpu=chosen(memory) / GIB,
         fits_memory=found & fits_chosen,
         tp=chosen(np.broadcast_to(t, candidate.shape)),
         pp=chosen(np.broadcast_to(p, candidate.shape)),

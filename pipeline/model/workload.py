@@ -93,6 +93,10 @@ class Workload(_Spec):
     flash_attention: bool = Field(
         default=True, description="fused attention keeps no s x s scores (FlashAttention)"
     )
+    dropout: bool = Field(
+        default=False,
+        description="hidden and attention dropout on (GPT-3-era recipes); stores their masks",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -140,6 +144,24 @@ class Workload(_Spec):
     @property
     def kv_dim(self) -> int:
         return self.hidden_size * (self.kv_heads or self.heads) // self.heads
+
+    @property
+    def activation_bytes_per_token_width(self) -> float:
+        """Bytes stored per layer per token per unit of hidden size, without recompute.
+
+        Korthikanti et al. (2022)'s 34 (bf16, GPT: 11 attention + 19 MLP + 4 norms, dropout
+        masks included) generalised: attention keeps its GEMM input, Q, K and V (K and V at
+        kv/h of the width) and the output projection's input; the MLP keeps its input, the
+        first GEMM's output (2f wide when gated) and the second GEMM's input; each dropout
+        keeps a 1-byte mask. The s x s scores are counted separately (none with Flash).
+        """
+        h = self.hidden_size
+        kv = self.kv_dim / h
+        f = self.ffn / h
+        attention = 2 + 2 + 4 * kv + 2
+        mlp = 2 + (6 if self.gated_mlp else 4) * f
+        masks = 2 if self.dropout else 0
+        return attention + mlp + 4 + masks
 
     @property
     def _attention_params_per_layer(self) -> int:

@@ -165,3 +165,58 @@ def test_more_gpus_at_fixed_batch_never_reduce_total_flops(name, power):
         assert value == pytest.approx(expected, rel=1e-9)
     if np.isfinite(flops).all():
         assert flops[1] >= flops[0] * (1 - 1e-9)
+
+
+def test_activation_bytes_generalise_korthikanti():
+    gpt3 = preset("gpt3-175b").model_copy(update={"dropout": True})
+    assert gpt3.activation_bytes_per_token_width == 34  # 11 + 19 + 4 with dropout masks
+    assert gpt3.model_copy(update={"dropout": False}).activation_bytes_per_token_width == 32
+    llama = preset("llama3-405b")  # GQA (8 of 128 heads) and a gated 3.25h MLP
+    expected = 2 + 2 + 4 * 8 / 128 + 2 + 2 + 6 * llama.ffn / llama.hidden_size + 4
+    assert llama.activation_bytes_per_token_width == pytest.approx(expected)
+
+
+def test_gpu_memory_is_counted_as_the_driver_counts_it():
+    hw = profiles([hardware(8, "none", gpu="A100-SXM-40GB")])
+    assert hw.hbm_bytes[0] == 40 * 2**30  # nvidia-smi: 40,960 MiB
+
+
+def test_a_given_layout_searches_its_open_parts_among_those_that_fit():
+    # Llama 3 405B on 8,192 GPUs at TP 8 x PP 16 (interleaved, 2 chunks), micro-batch 1:
+    # without recompute the first stage does not fit 80 GB; full recompute does. The open
+    # recompute choice must land on a mode that fits, not on the fastest one that does not.
+    job = preset("llama3-405b")
+    hw = profiles([hardware(8192, "infiniband")])
+    none = estimate(job, hw, LayoutGrid.partial(job, 8, 16, 1, Recompute.NONE, 2))
+    assert not none.fits_memory[0]  # a fully given layout is still estimated, flagged
+    open_ = estimate(job, hw, LayoutGrid.partial(job, 8, 16, 1, None, 2))
+    assert open_.fits_memory[0] and open_.recompute[0] != "none"
+    assert open_.step_time_s[0] > none.step_time_s[0]
+
+
+def test_unfused_attention_costs_hbm_time_that_flash_does_not():
+    job = preset("gpt3-175b").model_copy(update={"seq_len": 8192, "global_batch_size": 384})
+    hw = profiles([hardware(1024, "infiniband")])
+    layout = LayoutGrid.partial(job, 8, 16, 1, Recompute.FULL, 1)
+    flash = estimate(job, hw, layout)
+    unfused = estimate(job.model_copy(update={"flash_attention": False}), hw, layout)
+    assert unfused.compute_s[0] > 1.02 * flash.compute_s[0]
+    # and the share shrinks as the model widens (scores grow with h, GEMMs with h^2)
+    small = preset("single-node-1b")
+    hw8 = profiles([hardware(8, "none")])
+    grid = LayoutGrid.partial(small, 1, 1, 1, Recompute.FULL, 1)
+    small_flash = estimate(small, hw8, grid).compute_s[0]
+    small_unfused = estimate(small.model_copy(update={"flash_attention": False}), hw8, grid)
+    assert small_unfused.compute_s[0] / small_flash > unfused.compute_s[0] / flash.compute_s[0]
+
+
+def test_tensor_parallelism_narrows_one_side_of_each_gemm():
+    from pipeline.model.scaling import _gemm_width
+
+    job = preset("gpt3-175b")
+    t = np.array([1.0, 8.0])
+    width = _gemm_width(job, t)
+    h = job.hidden_size
+    assert 0.5 * h < width[0] < h  # K N / (K + N) of h-wide GEMMs: about h/2 to 4h/5
+    assert width[1] > h / 8  # TP 8 does not cut the width eightfold
+    assert width[1] < width[0]
