@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from pipeline import calibrate as calibrating
-from pipeline import catalog
+from pipeline import catalog, ranking
 from pipeline import refresh as refreshing
 from pipeline.config import ConfigError, Settings, load_settings
 from pipeline.model import scaling
@@ -409,6 +410,140 @@ def estimate(
     print_rows(
         columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=job.name
     )
+
+
+RANK_TABLE_COLUMNS = [
+    "rank",
+    "provider",
+    "instance_type",
+    "region",
+    "gpu_model",
+    "gpus",
+    "days",
+    "cost_usd",
+    "usd_per_gpu_h",
+    "mfu",
+    "verdict",
+    "fabric",
+    "pareto",
+]
+
+
+def _span(high: float, low: float, digits: int) -> str:
+    """One number, or 'low-high' where an unknown fabric leaves a range."""
+    if round(low, digits) == round(high, digits):
+        return f"{high:,.{digits}f}"
+    return f"{low:,.{digits}f}-{high:,.{digits}f}"
+
+
+def _rank_display(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        "days": _span(row["time_to_train_h"] / 24, row["time_to_train_h_low"] / 24, 1),
+        "cost_usd": _span(row["cost_usd"], row["cost_usd_low"], 0),
+        "usd_per_gpu_h": row["price_usd_per_gpu_hour"],
+        "mfu": f"{row['mfu']:.0%}",
+        "fabric": row["fabric_estimated_as"],
+    }
+
+
+@app.command()
+def rank(
+    workload: Annotated[
+        str, typer.Option("--workload", "-w", help="A preset name or a workload JSON file.")
+    ],
+    gpus: Annotated[
+        str, typer.Option("--gpus", help="GPU count: 64, a list 8,16,64 or a range 64-512.")
+    ],
+    tier: Annotated[
+        list[str] | None,
+        typer.Option("--tier", help="Pricing tier (repeatable): on_demand, spot, reserved_1y..."),
+    ] = None,
+    objective: Annotated[
+        str, typer.Option(help="cost, time, or blend (see --time-weight).")
+    ] = "cost",
+    time_weight: Annotated[float, typer.Option(help="blend: weight of time, 0-1.")] = 0.5,
+    gpu_model: Annotated[
+        list[str] | None, typer.Option("--gpu-model", help="Allowed GPU (repeatable).")
+    ] = None,
+    region: Annotated[list[str] | None, typer.Option(help="Allowed region (repeatable).")] = None,
+    max_budget: Annotated[float | None, typer.Option(help="Budget in USD.")] = None,
+    deadline_hours: Annotated[float | None, typer.Option(help="Deadline in hours.")] = None,
+    min_fabric: Annotated[
+        str | None, typer.Option(help="Minimum fabric class, e.g. roce or infiniband.")
+    ] = None,
+    multi_node: Annotated[
+        bool, typer.Option("--multi-node", help="Only offers that state multi-node support.")
+    ] = False,
+    what_if_fabric: Annotated[
+        str | None, typer.Option(help="Estimate every offer as if it had this fabric class.")
+    ] = None,
+    show_excluded: Annotated[
+        bool, typer.Option("--excluded", help="List the excluded offers and why instead.")
+    ] = False,
+    top: Annotated[int | None, typer.Option(help="Show only the first N rows.")] = None,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Rank current offers by time-to-train and cost for a workload.
+
+    Unknown fabrics are estimated at both ends (plain Ethernet to InfiniBand) and ranked by
+    the pessimistic end; the JSON output is an object whose "offers" key holds the rows.
+    """
+    settings = _settings(warehouse)
+    if not settings.warehouse.exists():
+        raise UserError(
+            f"no warehouse at {settings.warehouse}: build it with `fabricscope init` "
+            "(or `make app`)"
+        )
+    try:
+        request = ranking.RankRequest(
+            workload=load_workload(workload),
+            gpu_counts=ranking.parse_gpu_counts(gpus),
+            tiers=tuple(tier or ["on_demand"]),
+            gpu_models=tuple(gpu_model) if gpu_model else None,
+            regions=tuple(region) if region else None,
+            max_budget_usd=max_budget,
+            deadline_hours=deadline_hours,
+            min_fabric_class=min_fabric,
+            multi_node_required=multi_node,
+            objective=objective,
+            time_weight=time_weight,
+            fabric_override=what_if_fabric,
+        )
+    except (WorkloadError, ranking.RankingError, HardwareError) as exc:
+        raise UserError(str(exc), code=2) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "request"
+        raise UserError(f"invalid rank request: {where}: {first['msg']}", code=2) from None
+    result = ranking.rank(settings.warehouse, request)
+    frame = result.excluded if show_excluded else result.offers
+    if top is not None:
+        frame = frame.head(top)
+    records = ranking.records(frame)
+    snapshot = result.snapshot.snapshot_id if result.snapshot else None
+    if fmt is OutputFormat.JSON:
+        payload = {
+            "workload": request.workload.name,
+            "snapshot_id": snapshot,
+            "request": request.model_dump(mode="json", exclude={"workload"}),
+            "excluded" if show_excluded else "offers": records,
+            "providers": ranking.records(result.providers),
+        }
+        sys.stdout.write(json.dumps(payload, indent=2, default=_jsonable) + "\n")
+        return
+    if show_excluded:
+        columns = list(ranking.EXCLUDED_COLUMNS)
+    elif fmt is OutputFormat.CSV:
+        columns = list(ranking.OFFER_COLUMNS)
+    else:
+        columns, records = RANK_TABLE_COLUMNS, [_rank_display(r) for r in records]
+    title = (
+        f"{request.workload.name} on {gpus} GPUs: {len(result.offers)} offers ranked, "
+        f"{len(result.excluded)} excluded (snapshot {snapshot})"
+    )
+    print_rows(columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=title)
 
 
 @app.command()

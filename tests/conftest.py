@@ -13,3 +13,16 @@ def warehouse_path(tmp_path: Path) -> Path:
     path = tmp_path / "data" / "warehouse.duckdb"
     init_warehouse(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def fixture_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse built the way `make app` builds it: init, then an offline refresh that
+    replays every recorded response in fixtures/ (read-only for the tests that share it)."""
+    from tests.helpers import fabricscope
+
+    path = tmp_path_factory.mktemp("fixture-warehouse") / "warehouse.duckdb"
+    assert fabricscope("init", "--warehouse", str(path)).returncode == 0
+    done = fabricscope("refresh", "--offline", "--warehouse", str(path), timeout=300)
+    assert done.returncode in (0, 3), done.stderr  # 3: some sources failed by design
+    return path

@@ -1,0 +1,629 @@
+"""Rank current offers for one workload: time-to-train, cost and why, per offer and provider.
+
+Every current offer (the warehouse's ``instance_catalog``) that can host the job is estimated
+with the scaling model on that offer's fabric; offers that cannot host it, do not fit memory
+or break a constraint are kept in ``excluded`` with the reason. Nothing is dropped silently.
+
+Honesty rules (docs/RANKING.md):
+
+- A fabric nobody has stated is not guessed: a multi-node job on such an offer is estimated
+  twice, on the pessimistic class (plain Ethernet/TCP) and on the optimistic one (InfiniBand),
+  and the row shows the range. A class stated without its bandwidth gets the bandwidth range
+  ``UNKNOWN_GBPS_PER_GPU``. Rows are ordered by the pessimistic end: what a buyer can count on.
+- Whole nodes are rented: a per-GPU price for an HGX (SXM) listing is a slice of an 8-GPU
+  node, so a job pays for ``ceil(N / 8) * 8`` GPUs there; each such reading is in ``notes``.
+- The model runs once per distinct hardware profile (GPU, count, node size, fabric,
+  bandwidth, calibration), not once per offer; offers join their profile's results.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from pipeline import catalog
+from pipeline.calibrate import stored_all_reduce
+from pipeline.model.scaling import estimate
+from pipeline.model.workload import Workload
+from warehouse.db import SnapshotInfo, read_frames
+from warehouse.models import PricingTier
+
+# How good a fabric is for multi-node training, for "at least this class" constraints.
+# Unknown is below everything: it never satisfies a minimum.
+FABRIC_ORDER: dict[str, int] = {
+    "none": 0,
+    "ethernet": 1,
+    "tcpx": 2,
+    "efa": 3,
+    "roce": 3,
+    "spectrum_x": 4,
+    "ultra_ethernet": 4,
+    "infiniband": 4,
+}
+# An unstated fabric is estimated at both ends of what the field offers.
+UNKNOWN_FABRIC_RANGE: tuple[str, str] = ("ethernet", "infiniband")
+# An unstated per-GPU bandwidth (Gb/s): one 400G NIC shared by an 8-GPU node (plain
+# Ethernet clouds) up to one 400G NIC per GPU (HGX H100/H200 reference design). Prior.
+UNKNOWN_GBPS_PER_GPU: tuple[float, float] = (50.0, 400.0)
+# An HGX baseboard carries 8 SXM GPUs: a per-GPU price for an SXM listing is a slice of one.
+HGX_GPUS_PER_NODE = 8
+# Multi-node clusters are sold in whole nodes: an instance with fewer GPUs than this is a
+# slice of a node and hosts multi-node jobs only where a fact for that very instance type
+# says it does (a product-line fact does not reach its 1-GPU VMs).
+FULL_NODE_GPUS = 8
+
+Objective = Literal["cost", "time", "blend"]
+
+
+class RankingError(ValueError):
+    """A request that cannot be ranked; the message says what to change."""
+
+
+class RankRequest(BaseModel):
+    """What to rank: one workload, GPU counts to consider, tiers and constraints."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: Workload
+    gpu_counts: tuple[int, ...] = Field(min_length=1)
+    tiers: tuple[PricingTier, ...] = (PricingTier.ON_DEMAND,)
+    gpu_models: tuple[str, ...] | None = None
+    regions: tuple[str, ...] | None = None
+    max_budget_usd: float | None = Field(default=None, gt=0)
+    deadline_hours: float | None = Field(default=None, gt=0)
+    min_fabric_class: str | None = None
+    multi_node_required: bool = False
+    objective: Objective = "cost"
+    time_weight: float = Field(default=0.5, ge=0, le=1, description="blend: weight of time")
+    fabric_override: str | None = Field(
+        default=None, description="what if every offer had this fabric class"
+    )
+
+    @field_validator("gpu_counts")
+    @classmethod
+    def _counts(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if any(n < 1 or n > 1_000_000 for n in value):
+            raise ValueError("GPU counts must be between 1 and 1,000,000")
+        return tuple(sorted(set(value)))
+
+    @field_validator("gpu_models")
+    @classmethod
+    def _models(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        return tuple(catalog.resolve_gpu(name) for name in value)
+
+    @field_validator("min_fabric_class", "fabric_override")
+    @classmethod
+    def _fabric(cls, value: str | None) -> str | None:
+        if value is not None and value not in FABRIC_ORDER:
+            raise ValueError(
+                f"unknown fabric class {value!r}; one of {', '.join(sorted(FABRIC_ORDER))}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _override_is_a_network(self) -> RankRequest:
+        if self.fabric_override == "none":
+            raise ValueError("fabric_override 'none' cannot carry a multi-node job")
+        return self
+
+
+def parse_gpu_counts(text: str) -> tuple[int, ...]:
+    """'64', '8,16,64' or a range '64-512' (its powers of two and both ends)."""
+    text = text.strip()
+    try:
+        if re.fullmatch(r"\d+\s*-\s*\d+", text):
+            low, high = (int(part) for part in text.split("-"))
+            if low < 1 or high < low:
+                raise ValueError
+            counts = {low, high}
+            power = 1
+            while power <= high:
+                if power >= low:
+                    counts.add(power)
+                power *= 2
+            return tuple(sorted(counts))
+        counts = tuple(int(part) for part in text.split(","))
+        if not counts or min(counts) < 1:
+            raise ValueError
+        return counts
+    except ValueError:
+        raise RankingError(
+            f"--gpus {text!r}: give a count (64), a list (8,16,64) or a range (64-512)"
+        ) from None
+
+
+@dataclass(frozen=True)
+class RankResult:
+    """Ranked offers (one row per offer, best GPU count), exclusions and providers."""
+
+    snapshot: SnapshotInfo | None
+    request: RankRequest
+    offers: pd.DataFrame
+    excluded: pd.DataFrame
+    providers: pd.DataFrame
+
+    def offer_records(self) -> list[dict[str, Any]]:
+        return records(self.offers)
+
+
+OFFER_COLUMNS = [
+    "rank",
+    "provider",
+    "instance_type",
+    "region",
+    "pricing_tier",
+    "gpu_model",
+    "gpus",
+    "gpus_per_node",
+    "nodes",
+    "time_to_train_h",
+    "time_to_train_h_low",
+    "cost_usd",
+    "cost_usd_low",
+    "usd_per_million_tokens",
+    "mfu",
+    "verdict",
+    "comm_fraction_exposed",
+    "fabric_share_of_comm",
+    "layout",
+    "memory_gb_per_gpu",
+    "fabric_class",
+    "fabric_estimated_as",
+    "fabric_range",
+    "fabric_gbps_per_gpu",
+    "fabric_source_url",
+    "fabric_observed_at",
+    "fabric_evidence",
+    "price_usd_per_gpu_hour",
+    "price_basis",
+    "price_source_url",
+    "price_observed_at",
+    "price_obtained_by",
+    "data_age_days",
+    "pareto",
+    "score",
+    "step_time_s",
+    "compute_s",
+    "tp_comm_s",
+    "pp_comm_s",
+    "dp_comm_exposed_s",
+    "ep_comm_s",
+    "bubble_s",
+    "optimizer_s",
+    "failure_overhead_s",
+    "goodput",
+    "notes",
+    "offer_key",
+    "snapshot_id",
+]
+EXCLUDED_COLUMNS = [
+    "provider",
+    "instance_type",
+    "region",
+    "pricing_tier",
+    "gpu_model",
+    "gpus",
+    "reason",
+    "price_usd_per_gpu_hour",
+    "price_source_url",
+    "offer_key",
+]
+# the model outputs carried onto each row
+_OUTPUTS = (
+    "time_to_train_h",
+    "gpu_hours",
+    "mfu",
+    "comm_fraction_exposed",
+    "fabric_share_of_comm",
+    "memory_gb_per_gpu",
+    "step_time_s",
+    "compute_s",
+    "tp_comm_s",
+    "pp_comm_s",
+    "dp_comm_exposed_s",
+    "ep_comm_s",
+    "bubble_s",
+    "optimizer_s",
+    "failure_overhead_s",
+    "goodput",
+)
+
+OFFERS_SQL = "select * from instance_catalog"
+
+
+def rank(
+    warehouse: Path,
+    request: RankRequest,
+    calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+) -> RankResult:
+    """Rank the serving snapshot's current offers (one read, hence one snapshot)."""
+    snapshot, frames = read_frames(warehouse, {"offers": OFFERS_SQL})
+    if calibrations is None:
+        calibrations = stored_all_reduce(warehouse)
+    return rank_offers(frames["offers"], request, snapshot, calibrations)
+
+
+def rank_offers(
+    offers: pd.DataFrame,
+    request: RankRequest,
+    snapshot: SnapshotInfo | None = None,
+    calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+    now: datetime | None = None,
+) -> RankResult:
+    """Rank ``offers`` (rows shaped like ``instance_catalog``) for ``request``."""
+    now = now or datetime.now(UTC)
+    specs = catalog.gpu_specs()
+    snapshot_id = snapshot.snapshot_id if snapshot else None
+    excluded: list[dict[str, Any]] = []
+    candidates: list[dict[str, Any]] = []
+    for offer in offers.to_dict("records"):
+        offer = {k: (None if _missing(v) else v) for k, v in offer.items()}
+        key = offer_key(offer)
+        base = {
+            "provider": offer["provider"],
+            "instance_type": offer["instance_type"],
+            "region": offer.get("region"),
+            "pricing_tier": offer["pricing_tier"],
+            "gpu_model": offer.get("gpu_model"),
+            "price_usd_per_gpu_hour": offer.get("price_usd_per_gpu_hour"),
+            "price_source_url": offer.get("price_source_url"),
+            "offer_key": key,
+        }
+        reason = _offer_reason(offer, request, specs)
+        if reason:
+            excluded.append({**base, "gpus": None, "reason": reason})
+            continue
+        per_node, node_note = _node_size(offer)
+        for gpus in request.gpu_counts:
+            plan = _plan(offer, request, gpus, per_node)
+            if isinstance(plan, str):
+                excluded.append({**base, "gpus": gpus, "reason": plan})
+                continue
+            notes = [n for n in (node_note, *plan["notes"]) if n]
+            candidates.append(
+                {**offer, **plan, "gpus": gpus, "gpus_per_node": per_node, "notes": notes}
+            )
+
+    rows = _estimate(candidates, request, calibrations)
+    ranked: list[dict[str, Any]] = []
+    for row in rows:
+        reason = _result_reason(row, request)
+        if reason:
+            excluded.append(
+                {
+                    **{c: row.get(c) for c in EXCLUDED_COLUMNS if c != "reason"},
+                    "reason": reason,
+                }
+            )
+        else:
+            ranked.append(row)
+
+    best = _best_per_offer(ranked, request)
+    frame = pd.DataFrame(best)
+    if frame.empty:
+        frame = pd.DataFrame(columns=OFFER_COLUMNS)
+    else:
+        frame["score"] = _scores(frame, request)
+        frame = frame.sort_values(
+            ["score", "time_to_train_h", "provider", "offer_key"], kind="mergesort"
+        ).reset_index(drop=True)
+        frame["rank"] = np.arange(1, len(frame) + 1)
+        frame["pareto"] = _pareto(frame["time_to_train_h"], frame["cost_usd"])
+        frame["data_age_days"] = [
+            _age_days(now, observed) for observed in frame["price_observed_at"]
+        ]
+        frame["snapshot_id"] = snapshot_id
+        frame["notes"] = ["; ".join(notes) for notes in frame["notes"]]
+        frame = frame.reindex(columns=OFFER_COLUMNS)  # absent input columns stay NULL
+    excluded_frame = pd.DataFrame(excluded, columns=EXCLUDED_COLUMNS)
+    excluded_frame["gpus"] = excluded_frame["gpus"].astype("Int64")
+    return RankResult(snapshot, request, frame, excluded_frame, _providers(frame))
+
+
+def offer_key(offer: Mapping[str, Any]) -> str:
+    """A stable key for an offer within a snapshot (provider/type/region/tier)."""
+    parts = ("provider", "instance_type", "region", "pricing_tier")
+    return "/".join(str(offer.get(part) or "-") for part in parts)
+
+
+# ---- per offer
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT
+
+
+def _offer_reason(
+    offer: Mapping[str, Any], request: RankRequest, specs: Mapping[str, Any]
+) -> str | None:
+    if offer["pricing_tier"] not in {tier.value for tier in request.tiers}:
+        return f"pricing tier {offer['pricing_tier']} not requested"
+    model = offer.get("gpu_model")
+    if not model:
+        return f"GPU not identified (the provider calls it {offer.get('gpu_name')!r})"
+    if model not in specs:
+        return f"GPU {model}: its specs are incomplete in gpus.csv"
+    if request.gpu_models is not None and model not in request.gpu_models:
+        return f"GPU {model} not among the requested models"
+    if request.regions is not None and offer.get("region") not in request.regions:
+        return f"region {offer.get('region') or 'not stated'} not among the requested regions"
+    if not offer.get("price_usd_per_gpu_hour"):
+        return "no price in USD per GPU-hour"
+    fabric = offer.get("fabric_class")
+    if request.min_fabric_class and (
+        fabric is None or FABRIC_ORDER[fabric] < FABRIC_ORDER[request.min_fabric_class]
+    ):
+        stated = fabric or "unknown (no source states it)"
+        return f"fabric {stated} is below the minimum {request.min_fabric_class}"
+    if request.multi_node_required and offer.get("multi_node") is not True:
+        stated = "not stated" if offer.get("multi_node") is None else "single-node only"
+        return f"multi-node required; the offer's multi-node support is {stated}"
+    return None
+
+
+def _node_size(offer: Mapping[str, Any]) -> tuple[int, str | None]:
+    count = int(offer.get("gpu_count") or 1)
+    if count > 1:
+        return count, None
+    sxm = offer.get("gpu_form_factor") in ("sxm", "superchip")
+    if sxm and offer.get("price_basis") in ("per_gpu", "gpu_only_host_extra"):
+        return HGX_GPUS_PER_NODE, (
+            f"priced per GPU on an SXM (HGX) listing: read as a slice of an "
+            f"{HGX_GPUS_PER_NODE}-GPU node, whole nodes rented"
+        )
+    return 1, None
+
+
+def _plan(
+    offer: Mapping[str, Any], request: RankRequest, gpus: int, per_node: int
+) -> dict[str, Any] | str:
+    """The fabric ends to estimate this offer at for ``gpus`` GPUs, or why it cannot host them."""
+    nodes = math.ceil(gpus / per_node)
+    notes: list[str] = []
+    if nodes > 1 and gpus % per_node:
+        return f"{gpus} GPUs is not a whole number of {per_node}-GPU nodes (try {nodes * per_node})"
+    if gpus < per_node:
+        notes.append(f"{gpus} of the node's {per_node} GPUs used; the whole node is paid for")
+    if nodes > 1:
+        if offer.get("multi_node") is False:
+            return f"needs {nodes} nodes; the offer is single-node only (per its source)"
+        cluster = offer.get("max_cluster_gpus")
+        if cluster and gpus > cluster:
+            return f"needs {gpus} GPUs; the largest stated cluster is {int(cluster)}"
+        stated_here = offer.get("multi_node") is True and offer.get("fabric_match") == (
+            "instance_type"
+        )
+        if per_node < FULL_NODE_GPUS and not stated_here:
+            return (
+                f"needs {nodes} nodes; a {per_node}-GPU instance is part of a node, and no "
+                "source states a multi-node fabric for this instance type"
+            )
+        if offer.get("multi_node") is None:
+            notes.append("multi-node support not stated by any source: ask before relying on it")
+    if offer.get("price_basis") == "gpu_only_host_extra":
+        notes.append("price excludes the host (CPU, RAM) billed separately: cost is a floor")
+    stated = offer.get("fabric_class")
+    gbps = offer.get("fabric_gbps_per_gpu")
+    if nodes == 1:
+        ends = (("none", 0.0), ("none", 0.0))
+        label = "none (one node)"
+    elif request.fabric_override:
+        bandwidth = (gbps, gbps) if gbps else UNKNOWN_GBPS_PER_GPU
+        ends = ((request.fabric_override, bandwidth[0]), (request.fabric_override, bandwidth[1]))
+        label = f"{request.fabric_override} (what if)"
+    else:
+        classes = (stated, stated) if stated else UNKNOWN_FABRIC_RANGE
+        bandwidth = (gbps, gbps) if gbps else UNKNOWN_GBPS_PER_GPU
+        ends = ((classes[0], bandwidth[0]), (classes[1], bandwidth[1]))
+        if stated and gbps:
+            label = stated
+        elif stated:
+            label = f"{stated}, bandwidth unknown: {bandwidth[0]:g}-{bandwidth[1]:g} Gb/s per GPU"
+        else:
+            label = (
+                f"unknown: {classes[0]} at {bandwidth[0]:g} to {classes[1]} at "
+                f"{bandwidth[1]:g} Gb/s per GPU"
+            )
+    return {
+        "nodes": nodes,
+        "pessimistic": ends[0],
+        "optimistic": ends[1],
+        "fabric_estimated_as": label,
+        "fabric_range": ends[0] != ends[1],
+        "notes": notes,
+    }
+
+
+# ---- the model, once per distinct profile
+
+
+def _estimate(
+    candidates: Sequence[dict[str, Any]],
+    request: RankRequest,
+    calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None,
+) -> list[dict[str, Any]]:
+    if not candidates:
+        return []
+    profile_rows: list[dict[str, Any]] = []
+    index: dict[tuple[Any, ...], int] = {}
+    refs: list[tuple[int, int]] = []
+    for row in candidates:
+        pair = []
+        for fabric, gbps in (row["pessimistic"], row["optimistic"]):
+            profile = {
+                "gpu_model": row["gpu_model"],
+                "gpu_count": row["gpus"],
+                # a job inside one node uses its GPUs only; cost still pays the whole node
+                "gpus_per_node": min(row["gpus_per_node"], row["gpus"]),
+                "fabric_class": fabric,
+                "fabric_gbps_per_gpu": gbps or 0.0,
+                "provider": row["provider"],
+            }
+            resolved = catalog.with_calibrations([profile], calibrations)[0]
+            key = (
+                resolved["gpu_model"],
+                resolved["gpu_count"],
+                resolved["gpus_per_node"],
+                fabric,
+                float(gbps or 0.0),
+                resolved.get("measured_busbw_gbytes_s"),
+                resolved.get("measured_nodes"),
+            )
+            if key not in index:
+                index[key] = len(profile_rows)
+                profile_rows.append(resolved)
+            pair.append(index[key])
+        refs.append((pair[0], pair[1]))
+    result = estimate(request.workload, catalog.build(profile_rows))
+    per_profile = [result.row(i) for i in range(len(profile_rows))]
+    tokens_m = request.workload.tokens / 1e6
+    out = []
+    for row, (low_i, high_i) in zip(candidates, refs, strict=True):
+        slow, fast = per_profile[low_i], per_profile[high_i]
+        if slow["time_to_train_h"] < fast["time_to_train_h"]:
+            slow, fast = fast, slow  # "pessimistic" is whichever end is slower
+        price = float(row["price_usd_per_gpu_hour"])
+        rented = row["nodes"] * row["gpus_per_node"]  # whole nodes
+        cost = slow["time_to_train_h"] * rented * price
+        cost_low = fast["time_to_train_h"] * rented * price
+        entry = {
+            **{c: row.get(c) for c in OFFER_COLUMNS if c in row},
+            **{name: slow[name] for name in _OUTPUTS},
+            "gpu_hours": slow["time_to_train_h"] * rented,
+            "fits_memory": bool(slow["fits_memory"]),
+            "verdict": slow["verdict"],
+            "layout": slow["layout"],
+            "time_to_train_h_low": fast["time_to_train_h"],
+            "cost_usd": cost,
+            "cost_usd_low": cost_low,
+            "usd_per_million_tokens": cost / tokens_m,
+            "gpu_memory_gb": row.get("gpu_memory_gb"),
+            "offer_key": offer_key(row),
+            "notes": list(row["notes"]),
+        }
+        if row["fabric_range"] and fast["verdict"] != slow["verdict"]:
+            worst = row["pessimistic"][0]
+            entry["verdict"] = f"{slow['verdict']} (on {worst}) to {fast['verdict']}"
+        out.append(entry)
+    return out
+
+
+def _result_reason(row: Mapping[str, Any], request: RankRequest) -> str | None:
+    if not row["fits_memory"] or not np.isfinite(row["time_to_train_h"]):
+        return (
+            f"does not fit in GPU memory on {row['gpus']} GPUs: the best layout needs "
+            f"{row['memory_gb_per_gpu']:.0f} GB per GPU"
+        )
+    if request.max_budget_usd and row["cost_usd_low"] > request.max_budget_usd:
+        return (
+            f"costs at least ${row['cost_usd_low']:,.0f}, over the "
+            f"${request.max_budget_usd:,.0f} budget"
+        )
+    if request.deadline_hours and row["time_to_train_h_low"] > request.deadline_hours:
+        return (
+            f"takes at least {row['time_to_train_h_low']:,.1f} h, past the "
+            f"{request.deadline_hours:,.1f} h deadline"
+        )
+    return None
+
+
+def _best_per_offer(rows: Sequence[dict[str, Any]], request: RankRequest) -> list[dict[str, Any]]:
+    """One row per offer: the GPU count that serves the objective best (pessimistic end)."""
+    best: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if request.max_budget_usd and row["cost_usd"] > request.max_budget_usd:
+            row["notes"].append("may exceed the budget at the pessimistic end")
+        if request.deadline_hours and row["time_to_train_h"] > request.deadline_hours:
+            row["notes"].append("may miss the deadline at the pessimistic end")
+        key = row["offer_key"]
+        if key not in best or _key(row, request) < _key(best[key], request):
+            best[key] = row
+    return list(best.values())
+
+
+def _key(row: Mapping[str, Any], request: RankRequest) -> tuple[float, float]:
+    time, cost = float(row["time_to_train_h"]), float(row["cost_usd"])
+    if request.objective == "time":
+        return time, cost
+    if request.objective == "cost":
+        return cost, time
+    return request.time_weight * math.log(time) + (1 - request.time_weight) * math.log(cost), time
+
+
+def _scores(frame: pd.DataFrame, request: RankRequest) -> pd.Series:
+    """Lower is better. Blend: weighted time and cost, each over the best offer's."""
+    time, cost = frame["time_to_train_h"].astype(float), frame["cost_usd"].astype(float)
+    if request.objective == "time":
+        return time / time.min()
+    if request.objective == "cost":
+        return cost / cost.min()
+    w = request.time_weight
+    return w * time / time.min() + (1 - w) * cost / cost.min()
+
+
+def _pareto(time: pd.Series, cost: pd.Series) -> list[bool]:
+    """True where no other offer is at least as fast and as cheap, and better in one."""
+    t, c = time.to_numpy(dtype=float), cost.to_numpy(dtype=float)
+    dominated = ((t[None, :] <= t[:, None]) & (c[None, :] <= c[:, None])) & (
+        (t[None, :] < t[:, None]) | (c[None, :] < c[:, None])
+    )
+    return list(~dominated.any(axis=1))
+
+
+def _age_days(now: datetime, observed: Any) -> float | None:
+    if _missing(observed):
+        return None
+    stamp = pd.Timestamp(observed)
+    if stamp.tzinfo is None:
+        stamp = stamp.tz_localize(UTC)
+    return round((pd.Timestamp(now) - stamp).total_seconds() / 86400.0, 2)
+
+
+def _providers(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each provider's best offer (its best rank) and how many offers qualified."""
+    columns = [
+        "provider",
+        "rank",
+        "offers",
+        "instance_type",
+        "gpus",
+        "time_to_train_h",
+        "time_to_train_h_low",
+        "cost_usd",
+        "cost_usd_low",
+        "verdict",
+        "fabric_estimated_as",
+        "fabric_range",
+    ]
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    counts = frame.groupby("provider").size().rename("offers")
+    best = frame.sort_values("rank").groupby("provider", as_index=False).first()
+    best = best.merge(counts, left_on="provider", right_index=True)
+    return best.sort_values("rank")[columns].reset_index(drop=True)
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for record in frame.to_dict("records"):
+        out.append({k: (None if _missing(v) else _plain(v)) for k, v in record.items()})
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, pd.Timestamp | datetime):
+        return value.isoformat()
+    return value

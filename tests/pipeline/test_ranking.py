@@ -1,0 +1,227 @@
+"""Ranking offers for a workload, on a warehouse built from the recorded fixtures."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pandas as pd
+import pytest
+from pydantic import ValidationError
+
+from pipeline.ranking import (
+    OFFER_COLUMNS,
+    RankingError,
+    RankRequest,
+    parse_gpu_counts,
+    rank,
+    rank_offers,
+)
+from pipeline.workloads import preset
+from tests.helpers import fabricscope
+
+
+def request(name: str, gpus: str, **extra) -> RankRequest:
+    return RankRequest(workload=preset(name), gpu_counts=parse_gpu_counts(gpus), **extra)
+
+
+def test_a_single_node_finetune_ranks_by_price(fixture_warehouse):
+    result = rank(
+        fixture_warehouse, request("finetune-7b-lora", "8", gpu_models=("H100-SXM-80GB",))
+    )
+    offers = result.offers
+    assert len(offers) >= 5
+    assert (offers["nodes"] == 1).all() and (offers["gpus_per_node"] == 8).all()
+    # one GPU model on one node: the same time everywhere, so the order is the price's
+    assert offers["time_to_train_h"].nunique() == 1
+    assert offers["price_usd_per_gpu_hour"].is_monotonic_increasing
+    assert list(offers["rank"]) == list(range(1, len(offers) + 1))
+    assert set(offers["verdict"]) == {"compute-bound"}
+    assert not offers["fabric_range"].any()  # one node: the fabric does not enter
+    # every row carries its price's source and date, and the snapshot it was read from
+    assert offers["price_source_url"].notna().all() and offers["price_observed_at"].notna().all()
+    assert (offers["snapshot_id"] == result.snapshot.snapshot_id).all()
+
+
+def test_a_communication_heavy_job_puts_ethernet_behind_infiniband(fixture_warehouse):
+    # Voltage Park sells the same HGX H100 node on InfiniBand ($2.49) and on Ethernet ($1.99)
+    result = rank(fixture_warehouse, request("mixtral-8x7b", "512", objective="time"))
+    offers = result.offers.set_index("instance_type")
+    ib, eth = offers.loc["HGX H100, 3200 Gbps Infiniband"], offers.loc["HGX H100, Ethernet"]
+    assert eth["time_to_train_h"] > 1.15 * ib["time_to_train_h"]
+    assert eth["rank"] > ib["rank"]
+    assert "communication-bound" in eth["verdict"]
+
+
+def synthetic_offer(name: str, fabric: str | None, price: float, **extra) -> dict:
+    return {
+        "provider": name,
+        "source": name,
+        "instance_type": f"{name} 8x H100",
+        "region": "r1",
+        "gpu_name": "H100 SXM",
+        "gpu_model": "H100-SXM-80GB",
+        "gpu_count": 8,
+        "gpu_form_factor": "sxm",
+        "pricing_tier": "on_demand",
+        "price_basis": "per_instance",
+        "price_usd_per_gpu_hour": price,
+        "price_source_url": f"https://{name}.example/pricing",
+        "price_observed_at": datetime(2026, 11, 1, tzinfo=UTC),
+        "price_obtained_by": "scraped",
+        "fabric_class": fabric,
+        "fabric_match": "instance_type" if fabric else None,
+        "fabric_gbps_per_gpu": 400.0 if fabric else None,
+        "multi_node": True if fabric else None,
+        "max_cluster_gpus": None,
+        **extra,
+    }
+
+
+def test_at_1024_gpus_plain_ethernet_loses_to_infiniband_and_spectrum_x_at_similar_prices():
+    offers = pd.DataFrame(
+        [
+            synthetic_offer("ib", "infiniband", 2.50),
+            synthetic_offer("sx", "spectrum_x", 2.45),
+            synthetic_offer("eth", "ethernet", 2.30),
+        ]
+    )
+    result = rank_offers(offers, request("deepseek-v3", "1024"))
+    order = list(result.offers["provider"])
+    assert order.index("eth") == 2, order
+    times = result.offers.set_index("provider")["time_to_train_h"]
+    assert times["eth"] > 1.2 * times["ib"]
+
+
+def test_an_unknown_fabric_is_a_range_never_a_confident_number():
+    offers = pd.DataFrame(
+        [synthetic_offer("known", "infiniband", 2.5), synthetic_offer("mystery", None, 2.5)]
+    )
+    result = rank_offers(offers, request("mixtral-8x7b", "256"))
+    rows = result.offers.set_index("provider")
+    mystery = rows.loc["mystery"]
+    assert mystery["fabric_range"] and pd.isna(mystery["fabric_class"])
+    assert mystery["time_to_train_h_low"] < mystery["time_to_train_h"]
+    assert mystery["cost_usd_low"] < mystery["cost_usd"]
+    assert "unknown" in mystery["fabric_estimated_as"]
+    assert "multi-node support not stated" in mystery["notes"]
+    assert not rows.loc["known"]["fabric_range"]
+    # ranked by the pessimistic end: the stated InfiniBand offer first at the same price
+    assert rows.loc["known"]["rank"] < mystery["rank"]
+
+
+def test_exclusions_carry_their_reasons(fixture_warehouse):
+    result = rank(fixture_warehouse, request("gpt3-175b", "8"))
+    reasons = result.excluded["reason"]
+    assert reasons.str.contains("does not fit in GPU memory").any()
+    assert reasons.str.contains("pricing tier spot not requested").any()
+    assert reasons.str.contains("GPU not identified").any()
+    assert result.excluded["reason"].notna().all()
+    every = rank(fixture_warehouse, request("finetune-7b-lora", "8"))
+    counted = len(every.offers) + every.excluded["offer_key"].nunique()
+    with_offers = len(
+        pd.unique(pd.concat([every.offers["offer_key"], every.excluded["offer_key"]]))
+    )
+    assert counted >= with_offers  # each offer is ranked or excluded, none dropped silently
+
+    strict = rank(
+        fixture_warehouse,
+        request("llama3-70b", "64", min_fabric_class="infiniband", max_budget_usd=1000.0),
+    )
+    assert strict.offers.empty
+    text = " ".join(strict.excluded["reason"])
+    assert "below the minimum infiniband" in text and "budget" in text
+
+
+def test_what_if_fabric_shows_what_the_fabric_is_worth(fixture_warehouse):
+    base = rank(fixture_warehouse, request("mixtral-8x7b", "512", min_fabric_class="infiniband"))
+    worse = rank(
+        fixture_warehouse,
+        request("mixtral-8x7b", "512", min_fabric_class="infiniband", fabric_override="ethernet"),
+    )
+    assert len(base.offers) and set(base.offers["offer_key"]) == set(worse.offers["offer_key"])
+    joined = base.offers.merge(worse.offers, on="offer_key", suffixes=("", "_eth"))
+    assert (joined["time_to_train_h_eth"] >= joined["time_to_train_h"]).all()
+    assert (joined["time_to_train_h_eth"] > joined["time_to_train_h"]).any()
+    assert worse.offers["fabric_estimated_as"].str.contains("what if").all()
+
+
+def test_pareto_rows_are_not_dominated(fixture_warehouse):
+    offers = rank(fixture_warehouse, request("llama3-8b", "64", objective="blend")).offers
+    front = offers[offers["pareto"]]
+    assert len(front) >= 1
+    for _, row in front.iterrows():
+        better = offers[
+            (offers["time_to_train_h"] <= row["time_to_train_h"])
+            & (offers["cost_usd"] <= row["cost_usd"])
+            & (
+                (offers["time_to_train_h"] < row["time_to_train_h"])
+                | (offers["cost_usd"] < row["cost_usd"])
+            )
+        ]
+        assert better.empty
+
+
+def test_cost_is_the_whole_nodes_rented_times_the_price(fixture_warehouse):
+    offers = rank(fixture_warehouse, request("llama3-8b", "4")).offers
+    row = offers.iloc[0]
+    rented = row["nodes"] * row["gpus_per_node"]
+    assert row["cost_usd"] == pytest.approx(
+        row["time_to_train_h"] * rented * row["price_usd_per_gpu_hour"]
+    )
+    assert row["usd_per_million_tokens"] == pytest.approx(
+        row["cost_usd"] / (preset("llama3-8b").tokens / 1e6)
+    )
+
+
+def test_a_range_of_gpu_counts_picks_each_offers_best():
+    assert parse_gpu_counts("64-512") == (64, 128, 256, 512)
+    assert parse_gpu_counts("48-100") == (48, 64, 100)
+    assert parse_gpu_counts("8,16") == (8, 16)
+    for bad in ("", "0", "8-x", "512-64", "-3"):
+        with pytest.raises(RankingError):
+            parse_gpu_counts(bad)
+    offers = pd.DataFrame([synthetic_offer("ib", "infiniband", 2.5)])
+    fastest = rank_offers(offers, request("llama3-8b", "8-64", objective="time")).offers
+    assert fastest.iloc[0]["gpus"] == 64
+    cheapest = rank_offers(offers, request("llama3-8b", "8-64", objective="cost")).offers
+    assert cheapest.iloc[0]["gpus"] < 64  # more GPUs cost more GPU-hours here
+
+
+def test_invalid_requests_are_clear_errors():
+    with pytest.raises(ValidationError, match="unknown fabric class"):
+        request("llama3-8b", "8", min_fabric_class="fast")
+    with pytest.raises(ValidationError):
+        request("llama3-8b", "8", tiers=("cheap",))
+    with pytest.raises(ValidationError):
+        request("llama3-8b", "8", max_budget_usd=-1)
+    with pytest.raises(ValidationError, match="between 1 and"):
+        RankRequest(workload=preset("llama3-8b"), gpu_counts=(0,))
+
+
+def test_the_cli_prints_the_same_numbers_as_the_api(fixture_warehouse):
+    done = fabricscope(
+        "rank", "-w", "llama3-8b", "--gpus", "64", "--format", "json",
+        "--warehouse", str(fixture_warehouse),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    api = rank(fixture_warehouse, request("llama3-8b", "64")).offer_records()
+    assert [r["offer_key"] for r in payload["offers"]] == [r["offer_key"] for r in api]
+    assert payload["offers"][0]["cost_usd"] == pytest.approx(api[0]["cost_usd"])
+    assert set(OFFER_COLUMNS) <= set(payload["offers"][0])
+    assert payload["snapshot_id"] == api[0]["snapshot_id"]
+
+    csv_done = fabricscope(
+        "rank", "-w", "llama3-8b", "--gpus", "64", "--format", "csv",
+        "--warehouse", str(fixture_warehouse),
+    )  # fmt: skip
+    assert csv_done.returncode == 0
+    assert csv_done.stdout.splitlines()[0].split(",")[: len(OFFER_COLUMNS)] == OFFER_COLUMNS
+
+    bad = fabricscope("rank", "-w", "llama3-8b", "--gpus", "lots")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--gpus" in bad.stderr
+    missing = fabricscope(
+        "rank", "-w", "llama3-8b", "--gpus", "8", "--warehouse", "nowhere/w.duckdb"
+    )
+    assert missing.returncode == 1 and "fabricscope init" in missing.stderr
