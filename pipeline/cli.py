@@ -258,6 +258,8 @@ def refresh(
     ]
     print_rows(columns, rows, fmt, title="refresh")
     succeeded = sum(o.ok for o in outcomes)
+    if succeeded:
+        _materialise(settings)
     if succeeded < len(outcomes):
         raise typer.Exit(3 if succeeded else 1)
 
@@ -410,6 +412,18 @@ def estimate(
     print_rows(
         columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=job.name
     )
+
+
+def _materialise(settings: Settings) -> None:
+    """Rank the preset workloads over the new offers (the estimates table); a failure
+    here is reported and leaves the refreshed offers published."""
+    try:
+        count, info = ranking.materialise(settings.warehouse, lock_wait_s=30.0)
+    except (WarehouseError, HardwareError, ValueError) as exc:
+        err.print(f"estimates not materialised: {exc}")
+        return
+    if info is not None:
+        err.print(f"estimates: {count} ranked offers in snapshot {info.snapshot_id}")
 
 
 RANK_TABLE_COLUMNS = [

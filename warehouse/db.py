@@ -178,6 +178,8 @@ SERVING_RELATIONS: frozenset[str] = frozenset(
         "providers",
         "fx_rates",
         "calibration_current",
+        "estimates",
+        "estimates_current",
     }
 )
 
@@ -439,9 +441,9 @@ class SnapshotWriter:
     @property
     def next_snapshot_id(self) -> int:
         assert self.con is not None
-        row = self.con.execute("select coalesce(max(snapshot_id), 0) + 1 from snapshots").fetchone()
-        assert row is not None
-        return int(row[0])
+        # fetchall, not fetchone: an unfinished result would block register() afterwards
+        rows = self.con.execute("select coalesce(max(snapshot_id), 0) + 1 from snapshots")
+        return int(rows.fetchall()[0][0])
 
 
 # ----------------------------------------------------------------- schema and tests

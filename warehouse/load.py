@@ -363,3 +363,23 @@ def publish_calibration(
         )
         info = writer.publish("calibration", note=str(record["calibration_id"]))
         return PublishResult(info, writer.notes)
+
+
+def publish_estimates(path: Path, rows: pd.DataFrame, lock_wait_s: float = 0.0) -> PublishResult:
+    """Store materialised rankings (rows shaped like the ``estimates`` table, without
+    ``snapshot_id``) as the next snapshot; the serving offers are untouched."""
+    with SnapshotWriter(path, None, lock_wait_s) as writer:
+        con = writer.con
+        assert con is not None
+        columns = [c for c in _table_columns(con, "estimates") if c != "snapshot_id"]
+        missing = [c for c in columns if c not in rows.columns]
+        if missing:
+            raise WarehouseError(f"estimates rows lack {', '.join(missing)}")
+        frame = rows[columns].copy()
+        frame.insert(0, "snapshot_id", writer.next_snapshot_id)
+        con.register("new_estimates", frame)
+        con.execute("insert into estimates by name select * from new_estimates")
+        con.unregister("new_estimates")
+        count = len(frame)
+        info = writer.publish("estimates", note=f"{count} ranked offers")
+        return PublishResult(info, writer.notes)

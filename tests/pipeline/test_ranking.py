@@ -225,3 +225,24 @@ def test_the_cli_prints_the_same_numbers_as_the_api(fixture_warehouse):
         "rank", "-w", "llama3-8b", "--gpus", "8", "--warehouse", "nowhere/w.duckdb"
     )
     assert missing.returncode == 1 and "fabricscope init" in missing.stderr
+
+
+def test_refresh_materialises_every_preset_ranking(fixture_warehouse):
+    from pipeline.ranking import materialised_rankings
+    from warehouse.db import read_frame
+
+    snapshot, rows = read_frame(fixture_warehouse, "select * from estimates_current")
+    assert snapshot.snapshot_id == rows["snapshot_id"].iloc[0]
+    assert (rows["based_on_snapshot"] == snapshot.snapshot_id - 1).all()
+    wanted = {(item.preset, item.gpus, item.tier.value) for item in materialised_rankings()}
+    got = set(zip(rows["workload"], rows["gpus_requested"], rows["pricing_tier"], strict=True))
+    assert got == wanted
+    # the SQL an analyst would write gives what `fabricscope rank` gives
+    _, cheapest = read_frame(
+        fixture_warehouse,
+        "select offer_key, cost_usd from estimates_current "
+        "where workload = 'llama3-70b' and pricing_tier = 'on_demand' order by rank",
+    )
+    api = rank(fixture_warehouse, request("llama3-70b", "512")).offers
+    assert list(cheapest["offer_key"]) == list(api["offer_key"])
+    assert cheapest["cost_usd"].tolist() == pytest.approx(api["cost_usd"].tolist())
