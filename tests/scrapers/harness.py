@@ -15,6 +15,12 @@ from tests.helpers import ROOT, python_env
 FIXTURES = ROOT / "fixtures"
 
 
+def _isolated_env() -> dict[str, str]:
+    """The spiders' anomaly check compares prices with a warehouse's history: point it at
+    none, so a developer's own data/warehouse.duckdb never changes what a test sees."""
+    return {**python_env(), "FABRICSCOPE_WAREHOUSE": str(ROOT / "tests" / "no-warehouse.duckdb")}
+
+
 def manifest(source: str) -> list[dict[str, Any]]:
     path = FIXTURES / source / "requests.json"
     return json.loads(path.read_text()) if path.is_file() else []
@@ -55,7 +61,7 @@ def _preload() -> None:
             [sys.executable, "-m", "scrapers.tools", "parse-many", handle.name],
             capture_output=True,
             text=True,
-            env=python_env(),
+            env=_isolated_env(),
             cwd=ROOT,
             timeout=600,
             check=False,
@@ -97,7 +103,7 @@ def _parse_one(source: str, fixture: str, url: str | None) -> dict[str, Any]:
     if recorded and recorded.get("body_hex"):  # a POST API: replay the exact request
         args += ["--method", recorded["method"], "--body-hex", recorded["body_hex"]]
     result = subprocess.run(
-        args, capture_output=True, text=True, env=python_env(), cwd=ROOT, timeout=120, check=False
+        args, capture_output=True, text=True, env=_isolated_env(), cwd=ROOT, timeout=120, check=False
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)
