@@ -12,9 +12,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from bench import llm_analysis_baseline
 from pipeline.catalog import profiles
 from pipeline.model.scaling import estimate
-from pipeline.validation import accuracy_table, calibration_cases
+from pipeline.validation import accuracy_table, calibration_cases, score
 from pipeline.workloads import preset
 
 OFFERS = 1_000_000
@@ -38,6 +39,20 @@ def _profile_rows(rng: np.random.Generator) -> list[dict[str, object]]:
             }
         )
     return rows
+
+
+def _accuracy(report: Callable[[str], None]) -> list[str]:
+    """The accuracy table, with llm-analysis as a third row when it is installed."""
+    cases = calibration_cases()
+    extra: list[tuple[str, list[float | None]]] = []
+    if llm_analysis_baseline.AVAILABLE:
+        report(f"{llm_analysis_baseline.row_name()} on {len(cases)} published runs")
+        results = llm_analysis_baseline.llm_analysis_results(cases, score(cases))
+        extra.append((llm_analysis_baseline.row_name(), [r.error_percent for r in results]))
+        notes = llm_analysis_baseline.notes(results)
+    else:
+        notes = [llm_analysis_baseline.MISSING]
+    return [accuracy_table(cases, extra=extra), "", *notes]
 
 
 def run(report: Callable[[str], None]) -> list[str]:
@@ -80,8 +95,5 @@ def run(report: Callable[[str], None]) -> list[str]:
         "",
         "### Accuracy on the published runs (tokens/s per GPU, each run's own layout)",
         "",
-        accuracy_table(calibration_cases()),
-        "",
-        "llm-analysis (PyPI) is not compared yet: it needs transformers and a model config per "
-        "run.",
+        *_accuracy(report),
     ]

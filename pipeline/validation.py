@@ -846,23 +846,43 @@ def naive_errors(cases: Sequence[CalibrationCase], mfu: float = NAIVE_MFU) -> li
     return errors
 
 
-def accuracy_table(cases: Sequence[CalibrationCase]) -> str:
-    """The model next to the naive 6ND baseline on the same cases."""
+def _accuracy_row(name: str, errors: Sequence[float | None]) -> str:
+    """One estimator's row; None entries (cases it could not score) are left out of the
+    statistics, and the cases column then reads 'scored of all'."""
+    values = np.asarray([e for e in errors if e is not None], dtype=np.float64)
+    count = str(len(values)) if len(values) == len(errors) else f"{len(values)} of {len(errors)}"
+    if not len(values):
+        return f"| {name} | {count} | n/a | n/a | 0 | 0 |"
+    return (
+        f"| {name} | {count} | {np.median(values):.1f} | {np.max(values):.1f} | "
+        f"{int((values <= 10).sum())} | {int((values <= 30).sum())} |"
+    )
+
+
+def accuracy_table(
+    cases: Sequence[CalibrationCase],
+    extra: Sequence[tuple[str, Sequence[float | None]]] = (),
+) -> str:
+    """The model next to the naive 6ND baseline on the same cases.
+
+    ``extra``: further estimators as (name, absolute percentage errors), one error per case
+    in the order of ``cases``, None where that estimator could not score the case.
+    """
     model = [s.timing_error_percent for s in score(cases)]
     naive = naive_errors(cases)
     lines = [
         "| estimator | cases | median error % | max error % | within 10% | within 30% |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for name, errors in (
+    rows: list[tuple[str, Sequence[float | None]]] = [
         ("fabricscope scaling model", model),
         (f"naive 6·P_act tokens at {NAIVE_MFU:.0%} MFU", naive),
-    ):
-        values = np.asarray(errors)
-        lines.append(
-            f"| {name} | {len(values)} | {np.median(values):.1f} | {np.max(values):.1f} | "
-            f"{int((values <= 10).sum())} | {int((values <= 30).sum())} |"
-        )
+    ]
+    for name, errors in extra:
+        if len(errors) != len(cases):
+            raise ValueError(f"{name}: {len(errors)} errors for {len(cases)} cases")
+        rows.append((name, errors))
+    lines += [_accuracy_row(name, errors) for name, errors in rows]
     return "\n".join(lines)
 
 

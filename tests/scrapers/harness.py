@@ -103,7 +103,13 @@ def _parse_one(source: str, fixture: str, url: str | None) -> dict[str, Any]:
     if recorded and recorded.get("body_hex"):  # a POST API: replay the exact request
         args += ["--method", recorded["method"], "--body-hex", recorded["body_hex"]]
     result = subprocess.run(
-        args, capture_output=True, text=True, env=_isolated_env(), cwd=ROOT, timeout=120, check=False
+        args,
+        capture_output=True,
+        text=True,
+        env=_isolated_env(),
+        cwd=ROOT,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)

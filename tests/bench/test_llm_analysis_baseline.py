@@ -1,0 +1,125 @@
+"""llm-analysis as the third estimator of the accuracy table (bench/llm_analysis_baseline.py).
+
+The table tests need no llm-analysis (CI does not install the bench extra); the ones that
+run llm-analysis skip when it is not importable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+
+import pytest
+
+from bench import bench_model, llm_analysis_baseline
+from pipeline.model.workload import LoRA
+from pipeline.validation import accuracy_table, calibration_cases, score
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return calibration_cases()
+
+
+@pytest.fixture(scope="module")
+def scores(cases):
+    return score(cases)
+
+
+# ---- the table (no llm-analysis needed)
+
+
+def test_extra_row_leaves_out_unscored_cases(cases):
+    three = cases[:3]
+    table = accuracy_table(three, extra=[("x", [1.0, None, 3.0])]).splitlines()
+    assert table[:4] == accuracy_table(three).splitlines()
+    assert table[4] == "| x | 2 of 3 | 2.0 | 3.0 | 2 | 2 |"
+
+
+def test_extra_row_without_gaps_and_with_none_scored(cases):
+    two = cases[:2]
+    table = accuracy_table(two, extra=[("all", [5.0, 40.0]), ("none", [None, None])])
+    lines = table.splitlines()
+    assert lines[4] == "| all | 2 | 22.5 | 40.0 | 1 | 1 |"
+    assert lines[5] == "| none | 0 of 2 | n/a | n/a | 0 | 0 |"
+
+
+def test_extra_row_must_score_the_same_cases(cases):
+    with pytest.raises(ValueError, match="3 errors for 2 cases"):
+        accuracy_table(cases[:2], extra=[("x", [1.0, 2.0, 3.0])])
+
+
+def test_bench_without_llm_analysis_shows_two_rows_and_how_to_install(monkeypatch):
+    monkeypatch.setattr(llm_analysis_baseline, "AVAILABLE", False)
+    lines = bench_model._accuracy(lambda _message: None)
+    rows = [line for line in lines[0].splitlines() if line.startswith("| ") and "---" not in line]
+    assert [row.split(" | ")[0] for row in rows[1:]] == [
+        "| fabricscope scaling model",
+        "| naive 6·P_act tokens at 45% MFU",
+    ]
+    assert lines[-1] == llm_analysis_baseline.MISSING
+    assert "pip install -e .[bench]" in lines[-1]
+
+
+def test_layout_parsing():
+    fields = llm_analysis_baseline.parse_layout("tp=8,pp=16,dp=8,mb=1,recompute=full,vpp=2")
+    assert fields == {"tp": "8", "pp": "16", "dp": "8", "mb": "1", "recompute": "full", "vpp": "2"}
+    with pytest.raises(llm_analysis_baseline.Unrepresentable, match="does not give mb"):
+        llm_analysis_baseline.parse_layout("tp=8,pp=16,dp=8,recompute=full")
+
+
+# ---- llm-analysis itself
+
+
+def _needs_llm_analysis():
+    return pytest.importorskip("llm_analysis")
+
+
+def test_states_its_flops_efficiency_comment():
+    _needs_llm_analysis()
+    constant = pytest.importorskip("llm_analysis.constant")
+    assert "FLOPS efficiency achieved by Megatron-LM is ~0.5 for LLM training" in (
+        inspect.getsource(constant)
+    )
+    assert llm_analysis_baseline.FLOPS_EFFICIENCY == 0.5
+
+
+def test_scores_every_published_run(cases, scores):
+    _needs_llm_analysis()
+    errors = llm_analysis_baseline.llm_analysis_errors(cases, scores)
+    assert len(errors) == len(cases)
+    scored = [e for e in errors if e is not None]
+    assert len(scored) == len(cases)  # dense BF16 runs with whole accumulation steps
+    assert all(math.isfinite(e) and e >= 0 for e in scored)
+
+
+def test_matches_megatron_flops_at_half_peak(cases, scores):
+    """GPT-3 175B, full recompute: 4 forward passes of Megatron's 24 B s l h^2 (1 + s/6h +
+    V/12lh) per step, at 0.5 x the A100's 312 TFLOP/s, with no bubble or communication."""
+    _needs_llm_analysis()
+    index = next(i for i, c in enumerate(cases) if c.run_id == "megatron_readme_gpt3_175b_1024a100")
+    case, scored = cases[index], scores[index]
+    w = case.workload
+    layers, h, s, v = w.layers, w.hidden_size, w.seq_len, w.vocab_size
+    forward = 24 * layers * s * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
+    expected = s / (4 * forward / (0.5 * 312e12))  # tokens/s per GPU
+    predicted, _fits = llm_analysis_baseline.predict(case, scored)
+    assert predicted == pytest.approx(expected, rel=1e-9)
+
+
+def test_unrepresentable_cases_are_none_with_a_reason(cases, scores):
+    _needs_llm_analysis()
+    lora = dataclasses.replace(
+        cases[0], workload=cases[0].workload.model_copy(update={"lora": LoRA(rank=16)})
+    )
+    odd_layout = dataclasses.replace(scores[1], layout="tp=1,pp=1")
+    results = llm_analysis_baseline.llm_analysis_results(
+        [lora, cases[1], cases[2]], [scores[0], odd_layout, scores[2]]
+    )
+    assert [r.error_percent is None for r in results] == [True, True, False]
+    assert "LoRA" in results[0].reason
+    assert "does not give dp, mb, recompute" in results[1].reason
+    notes = llm_analysis_baseline.notes(results)
+    assert "1 of 3 cases scored" in notes[0]
+    assert f"- {cases[0].run_id}: LoRA" in "\n".join(notes)
