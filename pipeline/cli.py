@@ -505,11 +505,6 @@ def rank(
     the pessimistic end; the JSON output is an object whose "offers" key holds the rows.
     """
     settings = _settings(warehouse)
-    if not settings.warehouse.exists():
-        raise UserError(
-            f"no warehouse at {settings.warehouse}: build it with `fabricscope init` "
-            "(or `make app`)"
-        )
     try:
         request = ranking.RankRequest(
             workload=load_workload(workload),
@@ -531,6 +526,11 @@ def rank(
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "request"
         raise UserError(f"invalid rank request: {where}: {first['msg']}", code=2) from None
+    if not settings.warehouse.exists():  # after the request: bad input is exit 2 either way
+        raise UserError(
+            f"no warehouse at {settings.warehouse}: build it with `fabricscope init` "
+            "(or `make app`)"
+        )
     result = ranking.rank(settings.warehouse, request)
     frame = result.excluded if show_excluded else result.offers
     if top is not None:
