@@ -53,6 +53,9 @@ SETTING_NAMES = (
     "virtual_stages",
     "flash_attention",
     "dropout",
+    "kv_heads",
+    "ffn_size",
+    "gated_mlp",
 )
 
 
@@ -515,6 +518,9 @@ def _case(row: Row, rows: Sequence[Row]) -> CalibrationCase:
     virtual = setting("virtual_stages")
     flash = setting("flash_attention")
     dropout = setting("dropout")
+    kv_heads = setting("kv_heads")
+    ffn_size = setting("ffn_size")
+    gated = setting("gated_mlp")
     if tp and micro is None:
         notes.append("micro-batch not stated: searched over 1, 2, 4, 8")
     if tp is None:
@@ -549,6 +555,9 @@ def _case(row: Row, rows: Sequence[Row]) -> CalibrationCase:
             tp_comm_overlap=tp_overlap,
             flash_attention=_flag(flash) if flash else True,
             dropout=_flag(dropout) if dropout else False,
+            kv_heads=int(kv_heads) if kv_heads else None,
+            ffn_size=int(ffn_size) if ffn_size else None,
+            gated_mlp=_flag(gated) if gated else False,
             **batch,
         )
     except ValueError as exc:
