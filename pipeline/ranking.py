@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pipeline import catalog
+from pipeline import catalog, transparency
 from pipeline.calibrate import stored_all_reduce
 from pipeline.model.scaling import estimate
 from pipeline.model.workload import Workload
@@ -152,9 +152,24 @@ class RankResult:
     offers: pd.DataFrame
     excluded: pd.DataFrame
     providers: pd.DataFrame
+    # what the ranking read, from the same snapshot: the catalog rows, the calibrations and
+    # the transparency answers (empty when ranked from a frame alone)
+    catalog: pd.DataFrame = field(default_factory=pd.DataFrame)
+    calibrations: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    answers: tuple[transparency.Answer, ...] = ()
 
     def offer_records(self) -> list[dict[str, Any]]:
         return records(self.offers)
+
+    def what_if(self, fabric_class: str) -> RankResult:
+        """The same ranking with every offer's fabric set to ``fabric_class``."""
+        request = self.request.model_copy(update={"fabric_override": fabric_class})
+        RankRequest.model_validate(request.model_dump())  # the same checks as any request
+        scores = {p: s.score for p, s in transparency.scores(self.answers).items()}
+        return replace(
+            rank_offers(self.catalog, request, self.snapshot, self.calibrations, None, scores),
+            answers=self.answers,
+        )
 
 
 OFFER_COLUMNS = [
@@ -191,6 +206,7 @@ OFFER_COLUMNS = [
     "price_observed_at",
     "price_obtained_by",
     "data_age_days",
+    "transparency_score",
     "pareto",
     "score",
     "step_time_s",
@@ -248,10 +264,19 @@ def rank(
     calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
 ) -> RankResult:
     """Rank the serving snapshot's current offers (one read, hence one snapshot)."""
-    snapshot, frames = read_frames(warehouse, {"offers": OFFERS_SQL})
+    queries = {"offers": OFFERS_SQL, **{f"t_{k}": v for k, v in transparency.QUERIES.items()}}
+    snapshot, frames = read_frames(warehouse, queries)
     if calibrations is None:
         calibrations = stored_all_reduce(warehouse)
-    return rank_offers(frames["offers"], request, snapshot, calibrations)
+    inputs = transparency.TransparencyInputs(
+        frames["t_facts"], frames["t_offers"], frames["t_providers"], snapshot.snapshot_id
+    )
+    answers = tuple(transparency.answers(inputs))
+    scores = {p: s.score for p, s in transparency.scores(answers).items()}
+    result = rank_offers(
+        frames["offers"], request, snapshot, calibrations, transparency_scores=scores
+    )
+    return replace(result, answers=answers)
 
 
 def rank_offers(
@@ -260,8 +285,13 @@ def rank_offers(
     snapshot: SnapshotInfo | None = None,
     calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
     now: datetime | None = None,
+    transparency_scores: Mapping[str, float] | None = None,
 ) -> RankResult:
-    """Rank ``offers`` (rows shaped like ``instance_catalog``) for ``request``."""
+    """Rank ``offers`` (rows shaped like ``instance_catalog``) for ``request``.
+
+    ``transparency_scores``: each provider's questionnaire score (pipeline/transparency.py), shown
+    beside its rows; a provider without one shows NULL.
+    """
     now = now or datetime.now(UTC)
     specs = catalog.gpu_specs()
     snapshot_id = snapshot.snapshot_id if snapshot else None
@@ -324,11 +354,21 @@ def rank_offers(
             _age_days(now, observed) for observed in frame["price_observed_at"]
         ]
         frame["snapshot_id"] = snapshot_id
-        frame["notes"] = ["; ".join(notes) for notes in frame["notes"]]
+        scores = transparency_scores or {}
+        frame["transparency_score"] = [scores.get(p) for p in frame["provider"]]
+        frame["notes"] = ["; ".join(notes) or None for notes in frame["notes"]]
         frame = frame.reindex(columns=OFFER_COLUMNS)  # absent input columns stay NULL
     excluded_frame = pd.DataFrame(excluded, columns=EXCLUDED_COLUMNS)
     excluded_frame["gpus"] = excluded_frame["gpus"].astype("Int64")
-    return RankResult(snapshot, request, frame, excluded_frame, _providers(frame))
+    return RankResult(
+        snapshot,
+        request,
+        frame,
+        excluded_frame,
+        _providers(frame),
+        catalog=offers,
+        calibrations=dict(calibrations or {}),
+    )
 
 
 def offer_key(offer: Mapping[str, Any]) -> str:
@@ -605,6 +645,7 @@ def _providers(frame: pd.DataFrame) -> pd.DataFrame:
         "verdict",
         "fabric_estimated_as",
         "fabric_range",
+        "transparency_score",
     ]
     if frame.empty:
         return pd.DataFrame(columns=columns)

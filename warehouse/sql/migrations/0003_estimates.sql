@@ -58,6 +58,7 @@ create table estimates (
     price_source_url varchar,
     price_observed_at timestamptz,
     price_obtained_by varchar,
+    transparency_score double,
     pareto boolean not null,
     step_time_s double,
     compute_s double,
