@@ -26,6 +26,7 @@ from rich.table import Table
 from pipeline import calibrate as calibrating
 from pipeline import catalog, ranking
 from pipeline import refresh as refreshing
+from pipeline import shortlist as shortlisting
 from pipeline.config import ConfigError, Settings, load_settings
 from pipeline.model import scaling
 from pipeline.model.calibration import CalibrationError
@@ -190,16 +191,83 @@ def export(
         list[str] | None,
         typer.Option("--view", help="Export only this view or table (repeatable)."),
     ] = None,
+    shortlist: Annotated[
+        bool,
+        typer.Option(
+            "--shortlist",
+            help="Write PREFIX.csv, PREFIX.xlsx and PREFIX.md for a workload's best offers.",
+        ),
+    ] = False,
+    workload: Annotated[
+        str | None, typer.Option("--workload", "-w", help="--shortlist: a preset or file.")
+    ] = None,
+    gpus: Annotated[str | None, typer.Option(help="--shortlist: GPU count or range.")] = None,
+    top: Annotated[int | None, typer.Option(help="--shortlist: the first K offers.")] = None,
+    offer: Annotated[
+        list[str] | None,
+        typer.Option("--offer", help="--shortlist: an offer key to keep (repeatable)."),
+    ] = None,
+    tier: Annotated[
+        list[str] | None, typer.Option("--tier", help="--shortlist: pricing tier (repeatable).")
+    ] = None,
+    objective: Annotated[str, typer.Option(help="--shortlist: cost, time or blend.")] = "cost",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="--shortlist: the files' prefix.")
+    ] = None,
     warehouse: WarehouseOption = None,
 ) -> None:
-    """Export the current snapshot (or some views of it) to Parquet."""
+    """Export the current snapshot (or some views of it) to Parquet, or a shortlist."""
     settings = _settings(warehouse)
+    if shortlist:
+        _export_shortlist(settings, workload, gpus, top, offer, tier, objective, output)
+        return
     if parquet is None:
-        raise UserError("say what to export: --parquet DIR", code=2)
+        raise UserError("say what to export: --parquet DIR or --shortlist", code=2)
     result = export_parquet(settings.warehouse, parquet, view)
     for relation, rows in sorted(result.files.items()):
         out.print(f"{relation}.parquet: {rows} rows")
     out.print(f"snapshot {result.snapshot.snapshot_id} exported to {result.directory}")
+
+
+def _export_shortlist(
+    settings: Settings,
+    workload: str | None,
+    gpus: str | None,
+    top: int | None,
+    offers: list[str] | None,
+    tiers: list[str] | None,
+    objective: str,
+    output: Path | None,
+) -> None:
+    if not workload or not gpus or output is None:
+        raise UserError("--shortlist needs --workload, --gpus and --output PREFIX", code=2)
+    if (top is None) == (not offers):
+        raise UserError("--shortlist needs either --top K or --offer KEY (repeatable)", code=2)
+    try:
+        request = ranking.RankRequest(
+            workload=load_workload(workload),
+            gpu_counts=ranking.parse_gpu_counts(gpus),
+            tiers=tuple(tiers or ["on_demand"]),
+            objective=objective,
+        )
+    except (WorkloadError, ranking.RankingError) as exc:
+        raise UserError(str(exc), code=2) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "request"
+        raise UserError(f"invalid shortlist request: {where}: {first['msg']}", code=2) from None
+    if not settings.warehouse.exists():
+        raise UserError(
+            f"no warehouse at {settings.warehouse}: build it with `fabricscope init` "
+            "(or `make app`)"
+        )
+    try:
+        picked = shortlisting.build(settings.warehouse, request, top, offers)
+    except shortlisting.ShortlistError as exc:
+        raise UserError(str(exc), code=2) from None
+    for path in shortlisting.write(picked, output):
+        out.print(f"{path}")
+    out.print(f"{len(picked.rows)} offers from snapshot {picked.snapshot_id}")
 
 
 @app.command()

@@ -21,8 +21,10 @@ def fixture_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     replays every recorded response in fixtures/ (read-only for the tests that share it)."""
     from tests.helpers import fabricscope
 
-    path = tmp_path_factory.mktemp("fixture-warehouse") / "warehouse.duckdb"
-    assert fabricscope("init", "--warehouse", str(path)).returncode == 0
-    done = fabricscope("refresh", "--offline", "--warehouse", str(path), timeout=300)
+    folder = tmp_path_factory.mktemp("fixture-warehouse")
+    path = folder / "warehouse.duckdb"
+    env = {"FABRICSCOPE_DATA_DIR": str(folder)}  # logs and raw feeds stay in the temp folder
+    assert fabricscope("init", "--warehouse", str(path), env=env).returncode == 0
+    done = fabricscope("refresh", "--offline", "--warehouse", str(path), env=env, timeout=300)
     assert done.returncode in (0, 3), done.stderr  # 3: some sources failed by design
     return path

@@ -1,0 +1,374 @@
+"""The procurement shortlist: chosen offers, their numbers and sources, and what to ask.
+
+``build`` ranks the workload (pipeline/ranking.py) and keeps the offers the user picked (by
+key) or the top K; ``write`` turns that into three files a buyer can hand on:
+
+- ``PREFIX.csv``: the shortlisted ranking rows, every column, exactly as ``fabricscope rank``
+  computes them, plus each provider's transparency score.
+- ``PREFIX.xlsx``: sheets ``shortlist`` (the same rows), ``assumptions`` (the workload, the
+  request, the model's constants and the ranking's priors, the snapshot), ``transparency``
+  (every answer for the shortlisted providers with its evidence) and one ``RFI <provider>``
+  sheet per provider with its open questions.
+- ``PREFIX.md``: a memo: the workload, the ranking, the verdict, what the fabric is worth for
+  this job (the same offers estimated on InfiniBand and on plain Ethernet), and per provider
+  the request-for-information questions still unanswered, ready to send.
+
+Every number comes from one ranking of one snapshot, whose id every file names.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pipeline import ranking, transparency
+from pipeline.model.scaling import ModelConstants
+
+SENSITIVITY_CLASSES = ("infiniband", "ethernet")
+
+
+class ShortlistError(ValueError):
+    """A shortlist that cannot be built; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Shortlist:
+    result: ranking.RankResult
+    rows: pd.DataFrame  # the shortlisted ranking rows, in rank order
+    answers: tuple[transparency.Answer, ...]  # of the shortlisted providers
+    scores: dict[str, transparency.ProviderScore]
+    open_questions: dict[str, list[transparency.Question]]
+    sensitivity: pd.DataFrame  # per row: time and cost on each SENSITIVITY_CLASSES fabric
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self.result.snapshot.snapshot_id if self.result.snapshot else None
+
+
+def build(
+    warehouse: Path,
+    request: ranking.RankRequest,
+    top: int | None = None,
+    offer_keys: Sequence[str] | None = None,
+) -> Shortlist:
+    """Rank, then keep ``offer_keys`` (in rank order) or the ``top`` rows."""
+    if (top is None) == (not offer_keys):
+        raise ShortlistError("pick the offers: give either top K or offer keys")
+    if top is not None and top < 1:
+        raise ShortlistError(f"top must be at least 1 (got {top})")
+    result = ranking.rank(warehouse, request)
+    return from_result(result, top, offer_keys)
+
+
+def from_result(
+    result: ranking.RankResult, top: int | None = None, offer_keys: Sequence[str] | None = None
+) -> Shortlist:
+    offers = result.offers
+    if offer_keys:
+        unknown = [key for key in offer_keys if key not in set(offers["offer_key"])]
+        if unknown:
+            excluded = dict(
+                zip(result.excluded["offer_key"], result.excluded["reason"], strict=False)
+            )
+            why = [f"{key} ({excluded.get(key, 'not a current offer')})" for key in unknown]
+            raise ShortlistError(f"not in the ranking: {'; '.join(why)}")
+        rows = offers[offers["offer_key"].isin(offer_keys)]
+    else:
+        rows = offers.head(top)
+    if rows.empty:
+        raise ShortlistError("no offer qualifies for this workload and these constraints")
+    rows = rows.reset_index(drop=True)
+    providers = list(dict.fromkeys(rows["provider"]))
+    answers = tuple(a for a in result.answers if a.provider in providers)
+    scores = transparency.scores(answers) if answers else {}
+    questions = {
+        p: transparency.open_questions(answers, p) if p in scores else [] for p in providers
+    }
+    return Shortlist(result, rows, answers, scores, questions, _sensitivity(result, rows))
+
+
+def _sensitivity(result: ranking.RankResult, rows: pd.DataFrame) -> pd.DataFrame:
+    """The shortlisted offers estimated as if on each of SENSITIVITY_CLASSES."""
+    frame = rows[["offer_key", "provider", "instance_type", "gpus", "nodes"]].copy()
+    if result.catalog.empty:
+        return frame
+    for fabric in SENSITIVITY_CLASSES:
+        other = result.what_if(fabric).offers.set_index("offer_key")
+        frame[f"time_to_train_h_{fabric}"] = [
+            other["time_to_train_h"].get(key) for key in frame["offer_key"]
+        ]
+        frame[f"cost_usd_{fabric}"] = [other["cost_usd"].get(key) for key in frame["offer_key"]]
+    return frame
+
+
+# ---- files
+
+
+def write(shortlist: Shortlist, prefix: Path) -> list[Path]:
+    """Write PREFIX.csv, PREFIX.xlsx and PREFIX.md (each whole or not at all)."""
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    paths = [prefix.with_name(prefix.name + suffix) for suffix in (".csv", ".xlsx", ".md")]
+    _atomic(paths[0], lambda path: csv_frame(shortlist).to_csv(path, index=False))
+    _atomic(paths[1], lambda path: _write_xlsx(shortlist, path))
+    _atomic(paths[2], lambda path: path.write_text(memo(shortlist), encoding="utf-8"))
+    return paths
+
+
+def _atomic(path: Path, write_to: Any) -> None:
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(handle)
+    try:
+        write_to(Path(temporary))
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def csv_frame(shortlist: Shortlist) -> pd.DataFrame:
+    return shortlist.rows[ranking.OFFER_COLUMNS]
+
+
+def _excel_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Excel has no time zones: timestamps are written as UTC, without the zone."""
+    out = frame.copy()
+    for column in out.columns:
+        if isinstance(out[column].dtype, pd.DatetimeTZDtype):
+            out[column] = out[column].dt.tz_convert("UTC").dt.tz_localize(None)
+    return out
+
+
+def assumptions(shortlist: Shortlist) -> pd.DataFrame:
+    request = shortlist.result.request
+    snapshot = shortlist.result.snapshot
+    items: list[tuple[str, str, Any]] = [
+        ("snapshot", "snapshot_id", shortlist.snapshot_id),
+        ("snapshot", "published_at", snapshot.published_at.isoformat() if snapshot else None),
+    ]
+    items += [("workload", k, _cell(v)) for k, v in request.workload.model_dump().items()]
+    items += [
+        ("request", k, _cell(v))
+        for k, v in request.model_dump(mode="json", exclude={"workload"}).items()
+    ]
+    items += [("model constant", k, v) for k, v in asdict(ModelConstants()).items()]
+    items += [
+        ("ranking prior", "unknown fabric estimated as", " to ".join(ranking.UNKNOWN_FABRIC_RANGE)),
+        (
+            "ranking prior",
+            "unknown bandwidth, Gb/s per GPU",
+            " to ".join(f"{g:g}" for g in ranking.UNKNOWN_GBPS_PER_GPU),
+        ),
+        ("ranking prior", "GPUs per HGX node", ranking.HGX_GPUS_PER_NODE),
+        ("ranking prior", "order by", "the pessimistic end of each range"),
+    ]
+    return pd.DataFrame(items, columns=["kind", "name", "value"])
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, list | tuple | dict):
+        return str(value)
+    return value
+
+
+def answers_frame(shortlist: Shortlist) -> pd.DataFrame:
+    rows = []
+    for answer in shortlist.answers:
+        evidence = answer.evidence[0] if answer.evidence else None  # the best one
+        rows.append(
+            {
+                "provider": answer.provider,
+                "question_id": answer.question_id,
+                "answer": answer.value.value,
+                "reason": answer.reason,
+                "quote": evidence.quote if evidence else None,
+                "source_url": evidence.source_url if evidence else None,
+                "observed_at": evidence.observed_at.isoformat() if evidence else None,
+                "obtained_by": evidence.obtained_by if evidence else None,
+                "questionnaire_version": answer.questionnaire_version,
+                "snapshot_id": answer.snapshot_id,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _rfi_frame(shortlist: Shortlist, provider: str) -> pd.DataFrame:
+    given = {a.question_id: a for a in shortlist.answers if a.provider == provider}
+    rows = []
+    for question in shortlist.open_questions.get(provider, []):
+        answer = given.get(question.id)
+        rows.append(
+            {
+                "question_id": question.id,
+                "question": question.text,
+                "what we know": answer.value.value if answer else "unknown",
+                "why": answer.reason if answer else "no current fact",
+                "why it matters": question.why,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["question_id", "question", "what we know", "why", "why it matters"]
+    )
+
+
+def _sheet_name(provider: str, used: set[str]) -> str:
+    name = f"RFI {provider}"[:31]
+    for char in "[]:*?/\\":
+        name = name.replace(char, "_")
+    base, n = name, 2
+    while name in used:
+        name = f"{base[:28]} {n}"
+        n += 1
+    used.add(name)
+    return name
+
+
+def _write_xlsx(shortlist: Shortlist, path: Path) -> None:
+    used = {"shortlist", "assumptions", "transparency", "fabric sensitivity"}
+    with pd.ExcelWriter(path, engine="openpyxl") as writer:
+        _excel_safe(csv_frame(shortlist)).to_excel(writer, sheet_name="shortlist", index=False)
+        assumptions(shortlist).to_excel(writer, sheet_name="assumptions", index=False)
+        answers_frame(shortlist).to_excel(writer, sheet_name="transparency", index=False)
+        shortlist.sensitivity.to_excel(writer, sheet_name="fabric sensitivity", index=False)
+        for provider in shortlist.open_questions:
+            _rfi_frame(shortlist, provider).to_excel(
+                writer, sheet_name=_sheet_name(provider, used), index=False
+            )
+
+
+# ---- the memo
+
+
+def _days(row: pd.Series) -> str:
+    high, low = row["time_to_train_h"] / 24, row["time_to_train_h_low"] / 24
+    return f"{high:,.1f}" if round(high, 1) == round(low, 1) else f"{low:,.1f}-{high:,.1f}"
+
+
+def _usd(row: pd.Series) -> str:
+    high, low = row["cost_usd"], row["cost_usd_low"]
+    return f"${high:,.0f}" if round(high) == round(low) else f"${low:,.0f}-${high:,.0f}"
+
+
+def _md(value: Any) -> str:
+    text = (
+        "unknown" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+    )
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def memo(shortlist: Shortlist) -> str:
+    result, rows = shortlist.result, shortlist.rows
+    request, job = result.request, result.request.workload
+    snapshot = result.snapshot
+    when = snapshot.published_at.strftime("%Y-%m-%d %H:%M UTC") if snapshot else "unknown"
+    lines = [
+        f"# Procurement memo: {job.name} on {', '.join(map(str, request.gpu_counts))} GPUs",
+        "",
+        f"Prepared {datetime.now(UTC):%Y-%m-%d} by fabricscope from warehouse snapshot "
+        f"{shortlist.snapshot_id} (published {when}). Objective: {request.objective}; "
+        f"pricing tiers: {', '.join(t.value for t in request.tiers)}. Times and costs are model "
+        "estimates (docs/MODEL.md); where a provider has not stated its fabric, they are a "
+        "range from plain Ethernet to InfiniBand and the offers are ordered by the worse end.",
+        "",
+        "## Workload",
+        "",
+        f"- {job.total_params / 1e9:,.1f}B parameters"
+        + (f" ({job.active_params / 1e9:,.1f}B active per token, MoE)" if job.moe else "")
+        + f", {job.layers} layers, hidden size {job.hidden_size}, sequence {job.seq_len}",
+        f"- {job.tokens:,.0f} training tokens, {job.batch_tokens:,} tokens per step, "
+        f"{job.precision.value}, ZeRO stage {job.zero_stage}"
+        + (", LoRA fine-tune" if job.lora else ""),
+        "",
+        "## Shortlist",
+        "",
+        "| rank | provider | offer | GPUs | days | cost | $/M tokens | MFU | verdict | fabric "
+        "| transparency |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---|---|---:|",
+    ]
+    for _, row in rows.iterrows():
+        score = row["transparency_score"]
+        lines.append(
+            f"| {row['rank']} | {_md(row['provider'])} | {_md(row['instance_type'])} "
+            f"({_md(row['region'] or 'region not stated')}, {_md(row['pricing_tier'])}) | "
+            f"{row['gpus']} | {_days(row)} | {_usd(row)} | "
+            f"{row['usd_per_million_tokens']:,.3f} | {row['mfu']:.0%} | {_md(row['verdict'])} | "
+            f"{_md(row['fabric_estimated_as'])} | "
+            f"{'unknown' if pd.isna(score) else f'{score:.2f}'} |"
+        )
+    best = rows.iloc[0]
+    lines += [
+        "",
+        "## Verdict",
+        "",
+        f"The top offer ({best['provider']}, {best['instance_type']}) is "
+        f"**{best['verdict']}** for this job: {best['comm_fraction_exposed']:.0%} of its step "
+        f"is exposed communication, {best['fabric_share_of_comm']:.0%} of that on the "
+        f"inter-node fabric; layout {best['layout']}, {best['memory_gb_per_gpu']:.0f} GB per GPU.",
+        "",
+        "## What the fabric is worth for this job",
+        "",
+        "The same offers estimated as if on InfiniBand and on plain Ethernet (TCP), each at its "
+        "stated bandwidth or the unknown-bandwidth range:",
+        "",
+        "| provider | offer | days on InfiniBand | days on Ethernet | Ethernet costs more by |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for _, row in shortlist.sensitivity.iterrows():
+        ib, eth = row.get("time_to_train_h_infiniband"), row.get("time_to_train_h_ethernet")
+        if ib is None or eth is None or pd.isna(ib) or pd.isna(eth):
+            lines.append(
+                f"| {_md(row['provider'])} | {_md(row['instance_type'])} | n/a | n/a | n/a |"
+            )
+            continue
+        extra = row["cost_usd_ethernet"] - row["cost_usd_infiniband"]
+        lines.append(
+            f"| {_md(row['provider'])} | {_md(row['instance_type'])} | {ib / 24:,.1f} | "
+            f"{eth / 24:,.1f} | ${extra:,.0f} ({eth / ib - 1:+.0%} time) |"
+        )
+    lines += ["", "## Questions to send each provider", ""]
+    for provider, questions in shortlist.open_questions.items():
+        score = shortlist.scores.get(provider)
+        header = f"### {provider}"
+        if score is not None:
+            header += (
+                f" (transparency {score.score:.2f}, questionnaire {score.questionnaire_version})"
+            )
+        lines += [header, ""]
+        if not questions:
+            lines += ["Every question is answered with evidence; nothing to ask.", ""]
+            continue
+        given = {a.question_id: a for a in shortlist.answers if a.provider == provider}
+        for number, question in enumerate(questions, start=1):
+            answer = given.get(question.id)
+            known = f" (what we know: {answer.value.value}; {answer.reason})" if answer else ""
+            lines.append(f"{number}. {question.text}{known}")
+        lines.append("")
+    lines += ["## Sources", ""]
+    for _, row in rows.iterrows():
+        price_seen = _md(_date(row["price_observed_at"]))
+        lines.append(
+            f"- {_md(row['provider'])} {_md(row['instance_type'])}: price "
+            f"{row['price_usd_per_gpu_hour']:g} USD per GPU-hour from "
+            f"{_md(row['price_source_url'])} (observed {price_seen}, "
+            f"{_md(row['price_obtained_by'])}); fabric: "
+            + (
+                f"{_md(row['fabric_class'])} from {_md(row['fabric_source_url'])} "
+                f"(observed {_md(_date(row['fabric_observed_at']))})"
+                if not pd.isna(row["fabric_class"])
+                else "not stated by any source"
+            )
+        )
+    lines += ["", f"Snapshot {shortlist.snapshot_id}; notes per offer are in the CSV and XLSX.", ""]
+    return "\n".join(lines)
+
+
+def _date(value: Any) -> str | None:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    return pd.Timestamp(value).strftime("%Y-%m-%d")
