@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from pipeline.model.calibration import (
     AlphaBetaFit,
     CalibrationError,
@@ -90,17 +92,24 @@ def store(
     )
 
 
+ALL_REDUCE_SQL = (
+    "select provider, fabric_class, calibration_id, n_nodes, gpus_per_node, "
+    "busbw_gbytes_s, alpha_us from calibration_current "
+    "where collective = 'all_reduce' and n_nodes > 1"
+)
+
+
+def all_reduce_by_provider(frame: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+    """Rows of ``ALL_REDUCE_SQL`` keyed by (provider, fabric class)."""
+    return {(r["provider"], r["fabric_class"]): dict(r) for r in frame.to_dict("records")}
+
+
 def stored_all_reduce(warehouse: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """The current multi-node all-reduce calibration per (provider, fabric class)."""
     if not warehouse.exists():
         return {}
     try:
-        _, frame = read_frame(
-            warehouse,
-            "select provider, fabric_class, calibration_id, n_nodes, gpus_per_node, "
-            "busbw_gbytes_s, alpha_us from calibration_current "
-            "where collective = 'all_reduce' and n_nodes > 1",
-        )
+        _, frame = read_frame(warehouse, ALL_REDUCE_SQL)
     except WarehouseError:
         return {}
-    return {(r["provider"], r["fabric_class"]): dict(r) for r in frame.to_dict("records")}
+    return all_reduce_by_provider(frame)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -31,7 +32,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pipeline import catalog, transparency
-from pipeline.calibrate import stored_all_reduce
+from pipeline.calibrate import ALL_REDUCE_SQL, all_reduce_by_provider
 from pipeline.model.scaling import estimate
 from pipeline.model.workload import Workload
 from warehouse.db import SnapshotInfo, read_frames
@@ -157,6 +158,9 @@ class RankResult:
     catalog: pd.DataFrame = field(default_factory=pd.DataFrame)
     calibrations: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     answers: tuple[transparency.Answer, ...] = ()
+    # how the model was run: distinct hardware profiles estimated, and the seconds it took
+    profiles_estimated: int = 0
+    model_seconds: float = 0.0
 
     def offer_records(self) -> list[dict[str, Any]]:
         return records(self.offers)
@@ -258,25 +262,54 @@ _OUTPUTS = (
 OFFERS_SQL = "select * from instance_catalog"
 
 
-def rank(
-    warehouse: Path,
-    request: RankRequest,
-    calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
-) -> RankResult:
-    """Rank the serving snapshot's current offers (one read, hence one snapshot)."""
-    queries = {"offers": OFFERS_SQL, **{f"t_{k}": v for k, v in transparency.QUERIES.items()}}
+@dataclass(frozen=True)
+class RankInputs:
+    """What a ranking reads, all from one snapshot: read once, rank many requests (the
+    app caches it by snapshot id; the materialised estimates rank every preset from it)."""
+
+    snapshot: SnapshotInfo
+    catalog: pd.DataFrame
+    calibrations: Mapping[tuple[str, str], Mapping[str, Any]]
+    answers: tuple[transparency.Answer, ...]
+
+    @property
+    def transparency_scores(self) -> dict[str, float]:
+        return {p: s.score for p, s in transparency.scores(self.answers).items()}
+
+
+def read_inputs(warehouse: Path) -> RankInputs:
+    """One read-only connection: the catalog, calibrations and transparency facts."""
+    queries = {
+        "offers": OFFERS_SQL,
+        "calibrations": ALL_REDUCE_SQL,
+        **{f"t_{k}": v for k, v in transparency.QUERIES.items()},
+    }
     snapshot, frames = read_frames(warehouse, queries)
-    if calibrations is None:
-        calibrations = stored_all_reduce(warehouse)
-    inputs = transparency.TransparencyInputs(
+    facts = transparency.TransparencyInputs(
         frames["t_facts"], frames["t_offers"], frames["t_providers"], snapshot.snapshot_id
     )
-    answers = tuple(transparency.answers(inputs))
-    scores = {p: s.score for p, s in transparency.scores(answers).items()}
-    result = rank_offers(
-        frames["offers"], request, snapshot, calibrations, transparency_scores=scores
+    return RankInputs(
+        snapshot,
+        frames["offers"],
+        all_reduce_by_provider(frames["calibrations"]),
+        tuple(transparency.answers(facts)),
     )
-    return replace(result, answers=answers)
+
+
+def rank(
+    warehouse: Path | RankInputs,
+    request: RankRequest,
+) -> RankResult:
+    """Rank the serving snapshot's current offers (one read, hence one snapshot)."""
+    inputs = warehouse if isinstance(warehouse, RankInputs) else read_inputs(warehouse)
+    result = rank_offers(
+        inputs.catalog,
+        request,
+        inputs.snapshot,
+        inputs.calibrations,
+        transparency_scores=inputs.transparency_scores,
+    )
+    return replace(result, answers=inputs.answers)
 
 
 def rank_offers(
@@ -325,7 +358,9 @@ def rank_offers(
                 {**offer, **plan, "gpus": gpus, "gpus_per_node": per_node, "notes": notes}
             )
 
-    rows = _estimate(candidates, request, calibrations)
+    started = time.perf_counter()
+    rows, profiles_estimated = _estimate(candidates, request, calibrations)
+    model_seconds = time.perf_counter() - started
     ranked: list[dict[str, Any]] = []
     for row in rows:
         reason = _result_reason(row, request)
@@ -368,6 +403,8 @@ def rank_offers(
         _providers(frame),
         catalog=offers,
         calibrations=dict(calibrations or {}),
+        profiles_estimated=profiles_estimated,
+        model_seconds=model_seconds,
     )
 
 
@@ -492,9 +529,10 @@ def _estimate(
     candidates: Sequence[dict[str, Any]],
     request: RankRequest,
     calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], int]:
+    """The model once per distinct profile; each candidate row with its results."""
     if not candidates:
-        return []
+        return [], 0
     profile_rows: list[dict[str, Any]] = []
     index: dict[tuple[Any, ...], int] = {}
     refs: list[tuple[int, int]] = []
@@ -556,7 +594,7 @@ def _estimate(
             worst = row["pessimistic"][0]
             entry["verdict"] = f"{slow['verdict']} (on {worst}) to {fast['verdict']}"
         out.append(entry)
-    return out
+    return out, len(profile_rows)
 
 
 def _result_reason(row: Mapping[str, Any], request: RankRequest) -> str | None:
@@ -696,8 +734,7 @@ def estimate_rows(warehouse: Path) -> pd.DataFrame:
     """Every materialised ranking over the serving snapshot, as ``estimates`` rows."""
     from pipeline.workloads import preset
 
-    snapshot, frames = read_frames(warehouse, {"offers": OFFERS_SQL})
-    calibrations = stored_all_reduce(warehouse)
+    inputs = read_inputs(warehouse)
     computed_at = datetime.now(UTC)
     parts = []
     for item in materialised_rankings():
@@ -707,14 +744,14 @@ def estimate_rows(warehouse: Path) -> pd.DataFrame:
             tiers=(item.tier,),
             objective=item.objective,
         )
-        frame = rank_offers(frames["offers"], request, snapshot, calibrations).offers.copy()
+        frame = rank(inputs, request).offers.copy()
         if frame.empty:
             continue
         frame["workload"] = item.preset
         frame["workload_name"] = request.workload.name
         frame["gpus_requested"] = item.gpus
         frame["objective"] = item.objective
-        frame["based_on_snapshot"] = snapshot.snapshot_id
+        frame["based_on_snapshot"] = inputs.snapshot.snapshot_id
         frame["computed_at"] = computed_at
         parts.append(frame)
     if not parts:

@@ -246,3 +246,32 @@ def test_refresh_materialises_every_preset_ranking(fixture_warehouse):
     api = rank(fixture_warehouse, request("llama3-70b", "512")).offers
     assert list(cheapest["offer_key"]) == list(api["offer_key"])
     assert cheapest["cost_usd"].tolist() == pytest.approx(api["cost_usd"].tolist())
+    assert rows["transparency_score"].notna().any()  # beside every provider that has one
+
+
+def test_a_stored_calibration_replaces_the_class_default_in_the_ranking(
+    fixture_warehouse, tmp_path
+):
+    import shutil
+
+    from tests.helpers import ROOT
+
+    copy = tmp_path / "warehouse.duckdb"
+    shutil.copy(fixture_warehouse, copy)
+    job = request("deepseek-v3", "512", min_fabric_class="roce")  # communication-bound
+    before = rank(copy, job).offers.set_index("offer_key")
+    oracle = [k for k in before.index if k.startswith("oracle/")]
+    assert oracle, "the fixture warehouse has an Oracle RoCE offer"
+    # a measured 2-node RoCE all-reduce for Oracle (fixtures/nccl_tests), stored as a snapshot
+    stored = fabricscope(
+        "calibrate", str(ROOT / "fixtures" / "nccl_tests" / "roce_2n_16g_all_reduce.txt"),
+        "--provider", "oracle", "--fabric-class", "roce", "--warehouse", str(copy),
+    )  # fmt: skip
+    assert stored.returncode == 0, stored.stderr
+    after = rank(copy, job).offers.set_index("offer_key")
+    changed = [
+        k for k in oracle if after.loc[k, "time_to_train_h"] != before.loc[k, "time_to_train_h"]
+    ]
+    assert changed, "the calibration should change Oracle's estimate"
+    others = [k for k in before.index if not k.startswith("oracle/")]
+    assert (after.loc[others, "time_to_train_h"] == before.loc[others, "time_to_train_h"]).all()
