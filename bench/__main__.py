@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-from bench import bench_model, bench_publish, bench_refresh
+from bench import bench_model, bench_publish, bench_rank, bench_refresh
 
 RESULTS = Path(__file__).parent / "results.md"
 
@@ -30,6 +30,7 @@ def main() -> int:
     lines += bench_publish.run(report)
     lines += bench_refresh.run(report)
     lines += bench_model.run(report)
+    lines += bench_rank.run(report)
     RESULTS.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
