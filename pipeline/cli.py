@@ -26,6 +26,7 @@ from rich.table import Table
 from pipeline import calibrate as calibrating
 from pipeline import catalog, ranking
 from pipeline import refresh as refreshing
+from pipeline import schedule as scheduling
 from pipeline import shortlist as shortlisting
 from pipeline.config import ConfigError, Settings, load_settings
 from pipeline.model import scaling
@@ -268,6 +269,35 @@ def _export_shortlist(
     for path in shortlisting.write(picked, output):
         out.print(f"{path}")
     out.print(f"{len(picked.rows)} offers from snapshot {picked.snapshot_id}")
+
+
+@app.command()
+def schedule(
+    once: Annotated[
+        bool, typer.Option("--once", help="Run every due job once and exit (cron, CI).")
+    ] = False,
+    offline: Annotated[
+        bool | None,
+        typer.Option("--offline/--live", help="Every job replays recorded fixtures."),
+    ] = None,
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Keep every source fresh: one job per source on its schedule (docs/OPERATIONS.md).
+
+    Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or all due jobs ok; 1 another scheduler
+    is running, or every due job failed; 2 invalid configuration; 3 some due jobs failed.
+    """
+    settings = _settings(warehouse)
+    settings.require_writable()
+    replay = settings.offline if offline is None else offline
+    try:
+        code = scheduling.run_once(settings, replay) if once else scheduling.serve(settings, replay)
+    except scheduling.ScheduleError as exc:
+        message = str(exc)
+        code = 1 if "another fabricscope schedule" in message else 2
+        raise UserError(message, code=code) from None
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()

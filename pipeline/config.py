@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -42,10 +42,89 @@ def _config_file() -> Path | None:
     return DEFAULT_CONFIG_FILE if DEFAULT_CONFIG_FILE.is_file() else None
 
 
+def cron_fields(text: str) -> dict[str, str]:
+    """A crontab line (minute hour day month weekday), or six fields with seconds first.
+
+    The fields are APScheduler's CronTrigger fields; a bad line raises ValueError."""
+    parts = text.split()
+    names = ["minute", "hour", "day", "month", "day_of_week"]
+    if len(parts) == 6:
+        names = ["second", *names]
+    elif len(parts) != 5:
+        raise ValueError(
+            f"{text!r} is not a cron line: 5 fields (minute hour day month weekday) "
+            "or 6 with seconds first"
+        )
+    from apscheduler.triggers.cron import CronTrigger
+
+    fields = dict(zip(names, parts, strict=True))
+    try:
+        CronTrigger(timezone="UTC", **fields)
+    except ValueError as exc:
+        raise ValueError(f"{text!r} is not a valid cron line: {exc}") from None
+    return fields
+
+
+class SourceSchedule(BaseModel):
+    """One source's schedule, overriding its spider's ``refresh_cron``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cron: str | None = None
+    jitter_s: int | None = Field(default=None, ge=0, le=3600)
+    enabled: bool = True
+    timeout_s: float | None = Field(default=None, gt=0, le=24 * 3600)
+    start_url: str | None = Field(
+        default=None, pattern=r"^https?://\S+$", description="crawl a mirror instead"
+    )
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str | None) -> str | None:
+        if value is not None:
+            cron_fields(value)
+        return value
+
+
+class ScheduleSettings(BaseModel):
+    """``fabricscope schedule``: one job per source (its spider's ``refresh_cron`` unless
+    overridden here), estimates after each publish, an optional daily Parquet export."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    jitter_s: int = Field(default=120, ge=0, le=3600, description="random delay per fire")
+    misfire_grace_s: int = Field(
+        default=1800, ge=1, le=86400, description="a fire this late still runs (then coalesced)"
+    )
+    crawl_timeout_s: float = Field(default=1800, gt=0, le=24 * 3600)
+    shutdown_grace_s: float = Field(
+        default=30, ge=0, le=3600, description="on SIGTERM: let a running crawl finish this long"
+    )
+    workers: int = Field(default=2, ge=1, le=16, description="crawls running at once")
+    estimates_delay_s: float = Field(
+        default=60, ge=0, le=3600, description="after a publish: wait, then re-rank once"
+    )
+    backoff_max_s: float = Field(default=6 * 3600, ge=0, le=7 * 86400)
+    export_dir: Path | None = Field(default=None, description="daily Parquet export here")
+    export_cron: str = "45 4 * * *"
+    sources: dict[str, SourceSchedule] = Field(default_factory=dict)
+    only: list[str] | None = Field(
+        default=None, description="schedule only these sources (split them across hosts)"
+    )
+
+    @field_validator("export_cron")
+    @classmethod
+    def _export_cron(cls, value: str) -> str:
+        cron_fields(value)
+        return value
+
+
 class Settings(BaseSettings):
     """Everything configurable; each field is also ``FABRICSCOPE_<NAME>``."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="forbid", frozen=True, env_nested_delimiter="__"
+    )
 
     warehouse: Path = Field(
         default=Path("data/warehouse.duckdb"), description="the serving DuckDB file"
@@ -64,6 +143,10 @@ class Settings(BaseSettings):
     lambda_api_key: SecretStr | None = Field(
         default=None, description="key for Lambda's Cloud API (the lambda_api source)"
     )
+    lock_wait_s: float = Field(
+        default=60.0, ge=0, le=3600, description="how long a writer waits for another's lock"
+    )
+    schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
 
     @field_validator("query_memory_limit")
     @classmethod
@@ -120,11 +203,13 @@ def _writable_dir(path: Path) -> bool:
 
 def _unknown_env_settings() -> list[str]:
     known = {ENV_PREFIX + name.upper() for name in Settings.model_fields}
+    # nested settings (FABRICSCOPE_SCHEDULE__JITTER_S): the first part must be a setting;
+    # the nested model refuses names it does not know
     return sorted(
         name
         for name in os.environ
         if name.upper().startswith(ENV_PREFIX)
-        and name.upper() not in known
+        and name.upper().split("__", 1)[0] not in known
         and name.upper() not in _NOT_SETTINGS
     )
 
@@ -143,7 +228,9 @@ def load_settings(**overrides: Any) -> Settings:
         error = exc.errors()[0]
         name = ".".join(str(part) for part in error["loc"]) or "settings"
         if error["type"] == "extra_forbidden":
-            raise ConfigError(f"unknown setting {name!r} in the configuration file") from None
+            raise ConfigError(
+                f"unknown setting {name!r} (in the configuration file or a {ENV_PREFIX} variable)"
+            ) from None
         raise ConfigError(
             f"invalid setting {name} ({ENV_PREFIX}{name.upper()}): {error['msg']}"
             f" (got {error.get('input')!r})"

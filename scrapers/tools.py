@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SOURCE=URL",
         help="crawl this URL instead of the source's own (tests, mirrors)",
     )
-    verbs.add_parser("list")
+    listing = verbs.add_parser("list")
+    listing.add_argument("--json", action="store_true", help="name and refresh_cron of each")
     many = verbs.add_parser("parse-many", help="parse several saved responses in one process")
     many.add_argument("cases", type=Path, help="JSON list of {source, file, url, method, body_hex}")
     parse_args = verbs.add_parser("parse")
@@ -157,7 +158,18 @@ def main(argv: list[str] | None = None) -> int:
     parse_args.add_argument("--body-hex", default="", help="the POST body the spider sends, hex")
     args = parser.parse_args(argv)
     if args.verb == "list":
-        print("\n".join(spider_names()))
+        if args.json:
+            loader = SpiderLoader.from_settings(get_project_settings())
+            print(
+                json.dumps(
+                    [
+                        {"name": name, "refresh_cron": loader.load(name).refresh_cron}
+                        for name in spider_names()
+                    ]
+                )
+            )
+        else:
+            print("\n".join(spider_names()))
         return 0
     if args.verb == "parse-many":
         entries = json.loads(args.cases.read_text(encoding="utf-8"))

@@ -1,0 +1,578 @@
+"""``fabricscope schedule``: one APScheduler process that keeps every source fresh.
+
+- One job per source, on its spider's ``refresh_cron`` (UTC) unless the configuration's
+  ``schedule.sources.<name>`` overrides it, with jitter; ``max_instances=1``,
+  ``coalesce=True`` and an explicit misfire grace, so a late or missed fire becomes one run.
+- Each crawl runs in its own process (Twisted's reactor cannot restart) with a hard timeout.
+  The outcome always reaches ``scrape_runs``: the crawl publishes ok/failed/aborted itself;
+  when it is killed (timeout, or shutdown past the grace) this process records the run.
+- After a publish, the preset rankings are recomputed once (``estimates``), debounced; a
+  daily Parquet export runs if ``schedule.export_dir`` is set.
+- A single-instance lock (``data_dir/scheduler.lock``): a second ``fabricscope schedule``
+  exits at once. Manual ``fabricscope refresh`` and scheduled crawls exclude each other
+  through the warehouse's writer lock.
+- At start, a source whose last run is older than its cron's previous fire gets one
+  catch-up run (the scheduler was down across one or more fires: exactly one run).
+- Consecutive failures back off: after n failures in a row a source skips its fires for
+  ``min(backoff_max_s, period x (2^(n-1) - 1))``.
+- SIGTERM/SIGINT: stop taking jobs, let running crawls finish for ``shutdown_grace_s``, then
+  stop them (SIGTERM, then SIGKILL), publish nothing partial, exit 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExecutionEvent
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.triggers.cron import CronTrigger
+
+from pipeline import ranking
+from pipeline.config import Settings, SourceSchedule, cron_fields
+from pipeline.refresh import (
+    _ROOT,
+    SourceOutcome,
+    _close,
+    _crawl_environment,
+    _event,
+    ensure_warehouse,
+)
+from pipeline.status import freshness_report
+from warehouse.db import WarehouseError, read_frame
+from warehouse.export import export_parquet
+from warehouse.load import RunBatch, RunRecord, new_run_id, publish_run
+from warehouse.models import RunMode, RunStatus
+
+log = logging.getLogger("fabricscope.schedule")
+
+
+class ScheduleError(Exception):
+    """The scheduler cannot start; the message is one line a person can act on."""
+
+
+# ---- configuration -> jobs
+
+
+def trigger(cron: str, jitter_s: int | None = None) -> CronTrigger:
+    return CronTrigger(timezone="UTC", jitter=jitter_s or None, **cron_fields(cron))
+
+
+@dataclass(frozen=True)
+class SourceJob:
+    source: str
+    cron: str
+    jitter_s: int
+    timeout_s: float
+    start_url: str | None = None
+
+    @property
+    def period_s(self) -> float:
+        """Seconds between two fires (the next two from now)."""
+        plain = trigger(self.cron)
+        now = datetime.now(UTC)
+        first = plain.get_next_fire_time(None, now)
+        assert first is not None
+        second = plain.get_next_fire_time(first, first + timedelta(microseconds=1))
+        assert second is not None
+        return (second - first).total_seconds()
+
+    def previous_fire(self, now: datetime) -> datetime | None:
+        """The last fire time at or before ``now`` (jitter ignored)."""
+        plain = trigger(self.cron)
+        start = now - timedelta(seconds=3 * self.period_s + 1)
+        fire = plain.get_next_fire_time(None, start)
+        previous = None
+        while fire is not None and fire <= now:
+            previous = fire
+            fire = plain.get_next_fire_time(fire, fire + timedelta(microseconds=1))
+        return previous
+
+
+def source_crons() -> dict[str, str]:
+    """Every source and its spider's refresh_cron."""
+    result = subprocess.run(
+        [sys.executable, "-m", "scrapers.tools", "list", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=_ROOT,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(_ROOT)},
+    )
+    if result.returncode != 0:
+        raise ScheduleError(f"cannot list sources: {result.stderr.strip()[-300:]}")
+    return {item["name"]: item["refresh_cron"] for item in json.loads(result.stdout)}
+
+
+def plan(settings: Settings, known: dict[str, str] | None = None) -> list[SourceJob]:
+    """The jobs the configuration asks for; unknown sources and bad crons are refused."""
+    config = settings.schedule
+    known = known if known is not None else source_crons()
+    for name, given in (("sources", list(config.sources)), ("only", config.only or [])):
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise ScheduleError(
+                f"invalid setting schedule.{name}: unknown source {unknown[0]!r}; known "
+                "sources: " + ", ".join(sorted(known))
+            )
+    jobs = []
+    for source, spider_cron in sorted(known.items()):
+        if config.only is not None and source not in config.only:
+            continue
+        own = config.sources.get(source, SourceSchedule())
+        if not own.enabled:
+            continue
+        cron = own.cron or spider_cron
+        try:
+            cron_fields(cron)
+        except ValueError as exc:
+            raise ScheduleError(f"source {source}: {exc}") from None
+        jobs.append(
+            SourceJob(
+                source=source,
+                cron=cron,
+                jitter_s=config.jitter_s if own.jitter_s is None else own.jitter_s,
+                timeout_s=own.timeout_s or config.crawl_timeout_s,
+                start_url=own.start_url,
+            )
+        )
+    return jobs
+
+
+# ---- the single-instance lock
+
+
+class InstanceLock:
+    """An exclusive, non-blocking flock held for the process's life."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: Any = None
+
+    def __enter__(self) -> InstanceLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = self.path.open("a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise ScheduleError(
+                f"another fabricscope schedule is running (pid {holder}, lock {self.path}); "
+                "only one may run"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._handle = handle
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            fcntl.flock(self._handle, fcntl.LOCK_UN)
+            self._handle.close()
+            self._handle = None
+
+
+# ---- running one crawl
+
+
+@dataclass
+class _Active:
+    process: subprocess.Popen[str]
+    outcome: SourceOutcome
+    run_id: str | None = None
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+class Runner:
+    """Runs source jobs, estimates and exports; owns backoff state and shutdown."""
+
+    def __init__(self, settings: Settings, offline: bool) -> None:
+        self.settings = settings
+        self.offline = offline
+        self.stopping = threading.Event()
+        self.published = threading.Event()  # some crawl published since the last estimates
+        self._active: dict[str, _Active] = {}
+        self._running: dict[str, threading.Lock] = {}
+        self._state = threading.Lock()
+        self.failures: dict[str, int] = {}
+        self.not_before: dict[str, datetime] = {}
+        self.on_publish: Callable[[], None] | None = None
+        self.report_stale = True  # after each job (the service); --once reports at the end
+
+    # -- state from the warehouse
+    def load_state(self, jobs: Sequence[SourceJob]) -> dict[str, datetime | None]:
+        """Consecutive failures per source (for backoff) and when each last ran."""
+        last: dict[str, datetime | None] = {job.source: None for job in jobs}
+        try:
+            _, frame = read_frame(
+                self.settings.warehouse,
+                "select source, max(coalesce(finished_at, started_at)) as last_run "
+                "from scrape_runs group by source",
+            )
+            _, fresh = read_frame(
+                self.settings.warehouse,
+                "select source, failures_since_last_good from source_freshness",
+            )
+        except WarehouseError:
+            return last
+        for row in frame.to_dict("records"):
+            if row["source"] in last and row["last_run"] is not None:
+                last[row["source"]] = row["last_run"].to_pydatetime()
+        by_period = {job.source: job.period_s for job in jobs}
+        now = datetime.now(UTC)
+        for row in fresh.to_dict("records"):
+            count = int(row["failures_since_last_good"] or 0)
+            if row["source"] in by_period and count:
+                self._set_backoff(row["source"], count, by_period[row["source"]], now)
+        return last
+
+    def _set_backoff(self, source: str, failures: int, period_s: float, now: datetime) -> None:
+        self.failures[source] = failures
+        delay = min(self.settings.schedule.backoff_max_s, period_s * (2 ** (failures - 1) - 1))
+        self.not_before[source] = now + timedelta(seconds=delay)
+
+    # -- one scheduled fire
+    def run_source(self, job: SourceJob, reason: str = "scheduled") -> SourceOutcome | None:
+        if self.stopping.is_set():
+            return None
+        now = datetime.now(UTC)
+        waiting = self.not_before.get(job.source)
+        if reason == "scheduled" and waiting and now < waiting:
+            log.warning(
+                "%s: backing off after %d failures in a row; next try after %s",
+                job.source,
+                self.failures.get(job.source, 0),
+                waiting.isoformat(timespec="seconds"),
+            )
+            return None
+        with self._state:
+            lock = self._running.setdefault(job.source, threading.Lock())
+        if not lock.acquire(blocking=False):
+            log.warning("%s: skipped (%s): the previous run is still going", job.source, reason)
+            return None
+        try:
+            log.info("%s: crawl started (%s)", job.source, reason)
+            outcome = self._crawl(job)
+        finally:
+            lock.release()
+        self._after(job, outcome)
+        return outcome
+
+    def _after(self, job: SourceJob, outcome: SourceOutcome) -> None:
+        if outcome.ok:
+            self.failures.pop(job.source, None)
+            self.not_before.pop(job.source, None)
+            log.info(
+                "%s: ok, %d offers, %d fabric facts in %.1f s",
+                job.source,
+                outcome.offers,
+                outcome.facts,
+                outcome.seconds,
+            )
+            self.published.set()
+            if self.on_publish:
+                self.on_publish()
+        else:
+            count = self.failures.get(job.source, 0) + 1
+            self._set_backoff(job.source, count, job.period_s, datetime.now(UTC))
+            log.error("%s: %s (%d in a row): %s", job.source, outcome.status, count, outcome.error)
+        if self.report_stale:
+            self.log_stale()
+
+    def log_stale(self) -> None:
+        try:
+            report = freshness_report(self.settings.warehouse, self.settings.stale_after_hours)
+        except WarehouseError:
+            return
+        if report.stale_sources:
+            log.warning(
+                "stale sources (no good run within %g h): %s",
+                self.settings.stale_after_hours,
+                ", ".join(report.stale_sources),
+            )
+
+    def _crawl(self, job: SourceJob) -> SourceOutcome:
+        args = [sys.executable, "-m", "scrapers.tools", "crawl", job.source]
+        if self.offline:
+            args.append("--offline")
+        if job.start_url:
+            args += ["--start-url", f"{job.source}={job.start_url}"]
+        log_dir = self.settings.data_dir / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log_path = log_dir / f"crawl-{job.source}-{time.strftime('%Y%m%dT%H%M%S')}.log"
+        outcome = SourceOutcome(job.source)
+        with log_path.open("w", encoding="utf-8") as crawl_log:
+            process = subprocess.Popen(
+                args,
+                stdout=subprocess.PIPE,
+                stderr=crawl_log,
+                text=True,
+                cwd=_ROOT,
+                env=_crawl_environment(self.settings.warehouse, self.settings.data_dir),
+                start_new_session=True,  # its own process group: signals reach all of it
+            )
+            active = _Active(process, outcome)
+            with self._state:
+                self._active[job.source] = active
+            reader = threading.Thread(target=self._read_events, args=(active,), daemon=True)
+            reader.start()
+            deadline = time.monotonic() + job.timeout_s
+            killed: str | None = None
+            while process.poll() is None:
+                if time.monotonic() > deadline:
+                    self._signal(process, signal.SIGKILL)
+                    killed = f"timed out after {job.timeout_s:g} s and was killed"
+                    break
+                time.sleep(0.1)
+            process.wait()
+            reader.join(timeout=5)
+            with self._state:
+                self._active.pop(job.source, None)
+        if outcome.status == "running":  # the crawl never recorded its run: record it here
+            aborted = self.stopping.is_set() and killed is None
+            outcome.status = RunStatus.ABORTED.value if aborted else RunStatus.FAILED.value
+            outcome.error = killed or (
+                "stopped at shutdown before it finished"
+                if aborted
+                else f"the crawl process ended (exit {process.returncode}) without a result; "
+                f"see {log_path}"
+            )
+            outcome.seconds = time.monotonic() - outcome.started
+            self._record(job, active, outcome)
+        return outcome
+
+    def _read_events(self, active: _Active) -> None:
+        stream = active.process.stdout
+        assert stream is not None
+        for line in stream:
+            event = _event(line)
+            if event is None or event.get("source") != active.outcome.source:
+                continue
+            if event["event"] == "opened":
+                active.run_id = event.get("run_id")
+            elif event["event"] == "closed":
+                _close(active.outcome, event)
+
+    def _record(self, job: SourceJob, active: _Active, outcome: SourceOutcome) -> None:
+        record = RunRecord(
+            run_id=active.run_id or new_run_id(job.source),
+            source=job.source,
+            mode=RunMode.REPLAY if self.offline else RunMode.LIVE,
+            started_at=active.started_at,
+            finished_at=datetime.now(UTC),
+            status=RunStatus(outcome.status),
+            error_text=outcome.error,
+        )
+        try:
+            publish_run(
+                self.settings.warehouse,
+                RunBatch(record, None),
+                lock_wait_s=self.settings.lock_wait_s,
+            )
+        except WarehouseError as exc:
+            log.error("%s: could not record the %s run: %s", job.source, outcome.status, exc)
+
+    @staticmethod
+    def _signal(process: subprocess.Popen[str], which: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, which)
+
+    # -- shutdown
+    def stop_crawls(self, grace_s: float) -> None:
+        """Let running crawls finish for ``grace_s``; then SIGTERM (the crawl records an
+        aborted run), and SIGKILL after 10 s more (this process records it)."""
+        deadline = time.monotonic() + grace_s
+        while self._running_processes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        running = self._running_processes()
+        for process in running:
+            self._signal(process, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while self._running_processes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for process in self._running_processes():
+            self._signal(process, signal.SIGKILL)
+
+    def _running_processes(self) -> list[subprocess.Popen[str]]:
+        with self._state:
+            return [a.process for a in self._active.values() if a.process.poll() is None]
+
+    def busy(self) -> bool:
+        with self._state:
+            return bool(self._active)
+
+    # -- estimates and export
+    def estimates(self) -> None:
+        if self.stopping.is_set():
+            return
+        self.published.clear()
+        try:
+            count, info = ranking.materialise(self.settings.warehouse, self.settings.lock_wait_s)
+        except (WarehouseError, ValueError) as exc:
+            log.error("estimates not materialised: %s", exc)
+            return
+        if info is not None:
+            log.info("estimates: %d ranked offers in snapshot %d", count, info.snapshot_id)
+
+    def export(self) -> None:
+        target = self.settings.schedule.export_dir
+        if target is None or self.stopping.is_set():
+            return
+        folder = target / datetime.now(UTC).strftime("%Y-%m-%d")
+        try:
+            result = export_parquet(self.settings.warehouse, folder, None)
+        except (WarehouseError, OSError) as exc:
+            log.error("export failed: %s", exc)
+            return
+        log.info("exported snapshot %d to %s", result.snapshot.snapshot_id, result.directory)
+
+
+# ---- the service
+
+
+def due(jobs: Sequence[SourceJob], last_runs: dict[str, datetime | None]) -> list[SourceJob]:
+    """Jobs whose last run is older than their cron's previous fire (or that never ran)."""
+    now = datetime.now(UTC)
+    chosen = []
+    for job in jobs:
+        previous = job.previous_fire(now)
+        last = last_runs.get(job.source)
+        if last is None or (previous is not None and last < previous):
+            chosen.append(job)
+    return chosen
+
+
+def _configure_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for name in ("fabricscope", "apscheduler"):
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+def run_once(settings: Settings, offline: bool) -> int:
+    """Every due job once, then estimates (if something published) and the export."""
+    _configure_logging()
+    jobs = plan(settings)
+    with InstanceLock(settings.data_dir / "scheduler.lock"):
+        ensure_warehouse(settings.warehouse)
+        runner = Runner(settings, offline)
+        runner.report_stale = False
+        chosen = due(jobs, runner.load_state(jobs))
+        log.info("once: %d of %d sources due", len(chosen), len(jobs))
+        outcomes = [runner.run_source(job, "once") for job in chosen]
+        if runner.published.is_set():
+            runner.estimates()
+        runner.export()
+        runner.log_stale()
+    failed = [o for o in outcomes if o is not None and not o.ok]
+    if failed and len(failed) == len(outcomes):
+        return 1
+    return 3 if failed else 0
+
+
+def serve(settings: Settings, offline: bool) -> int:
+    """The long-running service; returns the exit code (0 after SIGTERM/SIGINT)."""
+    _configure_logging()
+    config = settings.schedule
+    jobs = plan(settings)
+    with InstanceLock(settings.data_dir / "scheduler.lock"):
+        ensure_warehouse(settings.warehouse)
+        runner = Runner(settings, offline)
+        last_runs = runner.load_state(jobs)
+        scheduler = BlockingScheduler(
+            executors={"default": ThreadPoolExecutor(max_workers=config.workers)},
+            job_defaults={
+                "coalesce": True,
+                "max_instances": 1,
+                "misfire_grace_time": config.misfire_grace_s,
+            },
+            timezone=UTC,
+        )
+
+        def schedule_estimates() -> None:
+            scheduler.add_job(
+                runner.estimates,
+                "date",
+                run_date=datetime.now(UTC) + timedelta(seconds=config.estimates_delay_s),
+                id="estimates",
+                name="estimates",
+                replace_existing=True,
+            )
+
+        runner.on_publish = schedule_estimates
+        for job in jobs:
+            scheduler.add_job(
+                runner.run_source,
+                trigger(job.cron, job.jitter_s),
+                args=[job],
+                id=f"source:{job.source}",
+                name=job.source,
+            )
+        for job in due(jobs, last_runs):  # down across one or more fires: one catch-up run
+            scheduler.add_job(
+                runner.run_source,
+                "date",
+                run_date=datetime.now(UTC),
+                args=[job, "catch-up"],
+                id=f"catch-up:{job.source}",
+                name=f"{job.source} (catch-up)",
+            )
+        if config.export_dir is not None:
+            scheduler.add_job(runner.export, trigger(config.export_cron), id="export")
+
+        def skipped(event: JobExecutionEvent) -> None:
+            what = (
+                "missed (late past the grace)"
+                if event.code == EVENT_JOB_MISSED
+                else ("skipped: the previous run is still going")
+            )
+            log.warning("%s: %s", event.job_id, what)
+
+        scheduler.add_listener(skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
+
+        def stop(signum: int, _frame: object) -> None:
+            log.info(
+                "%s: stopping (no new jobs; running crawls get %g s)",
+                signal.Signals(signum).name,
+                config.shutdown_grace_s,
+            )
+            runner.stopping.set()
+            # not from the handler itself: the main loop may hold the scheduler's locks
+            threading.Thread(target=scheduler.shutdown, kwargs={"wait": False}).start()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        log.info(
+            "scheduling %d sources (%s)%s",
+            len(jobs),
+            "replaying fixtures" if offline else "live",
+            f"; export daily to {config.export_dir}" if config.export_dir else "",
+        )
+        scheduler.start()  # returns after shutdown
+        runner.stop_crawls(config.shutdown_grace_s)
+        deadline = time.monotonic() + 15
+        while runner.busy() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    log.info("stopped")
+    return 0

@@ -1,0 +1,270 @@
+"""`fabricscope schedule` as real processes: one instance, no overlap, one catch-up run,
+graceful SIGTERM, a failing source that keeps its last good data, refused bad config.
+
+Crons here have a seconds field (6 fields) so triggers come every few seconds; crawls replay
+fixtures/ or fetch from a local server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import itertools
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+
+from tests.helpers import ROOT, publish_synthetic, python_env
+from tests.scrapers.test_faults import Server
+from warehouse.db import current_snapshot, read_frame
+from warehouse.load import init_warehouse
+
+
+def write_config(folder: Path, text: str) -> Path:
+    path = folder / "fabricscope.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def environment(folder: Path, config: Path) -> dict[str, str]:
+    return {
+        **python_env(),
+        "FABRICSCOPE_CONFIG": str(config),
+        "FABRICSCOPE_DATA_DIR": str(folder / "data"),
+        "FABRICSCOPE_WAREHOUSE": str(folder / "data" / "warehouse.duckdb"),
+    }
+
+
+def start(folder: Path, config: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "schedule", *args],
+        cwd=ROOT,
+        env=environment(folder, config),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def stop(process: subprocess.Popen[str], timeout: float = 40) -> tuple[int, str, float]:
+    began = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=timeout)
+    return process.returncode, err, time.monotonic() - began
+
+
+def runs(folder: Path, source: str) -> pd.DataFrame:
+    _, frame = read_frame(
+        folder / "data" / "warehouse.duckdb",
+        "select run_id, status, started_at, finished_at, error_text from scrape_runs "
+        "where source = ? order by started_at",
+        [source],
+    )
+    return frame
+
+
+def wait_for(predicate, timeout: float, every: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(every)
+    return False
+
+
+def test_invalid_schedule_config_refuses_to_start(tmp_path):
+    cases = [
+        ('[schedule.sources.vast_bundles]\ncron = "61 * * * *"\n', "not a valid cron line"),
+        ('[schedule.sources.vast_bundles]\ncron = "every hour"\n', "not a cron line"),
+        ('[schedule.sources.no_such_source]\ncron = "5 * * * *"\n', "unknown source"),
+        ("[schedule]\nonly = ['nope']\n", "unknown source 'nope'"),
+        ("[schedule]\nmisfire_grace_s = 0\n", "misfire_grace_s"),
+        ("[schedule]\nsurprise = 1\n", "unknown setting"),
+    ]
+    for text, message in cases:
+        config = write_config(tmp_path, text)
+        done = subprocess.run(
+            [sys.executable, "-m", "pipeline.cli", "schedule", "--once", "--offline"],
+            cwd=ROOT,
+            env=environment(tmp_path, config),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, (text, done.stderr)
+        assert message in done.stderr and done.stderr.count("\n") == 1, (text, done.stderr)
+        assert not (tmp_path / "data" / "warehouse.duckdb").exists()  # refused before work
+
+
+def test_two_schedulers_at_once_the_second_refuses_and_each_trigger_fires_once(tmp_path):
+    config = write_config(
+        tmp_path,
+        "[schedule]\njitter_s = 0\nonly = ['vast_bundles']\n"
+        "[schedule.sources.vast_bundles]\ncron = '*/4 * * * * *'\n",
+    )
+    first = start(tmp_path, config, "--offline")
+    second = start(tmp_path, config, "--offline")
+    finished = wait_for(lambda: first.poll() is not None or second.poll() is not None, 30)
+    assert finished, "one of the two should have refused at once"
+    loser, winner = (first, second) if first.poll() is not None else (second, first)
+    _, err = loser.communicate(timeout=10)
+    assert loser.returncode == 1 and "another fabricscope schedule is running" in err
+    began = time.monotonic()
+    time.sleep(14)
+    code, log, _ = stop(winner)
+    elapsed = time.monotonic() - began + 2
+    assert code == 0, log
+    done = runs(tmp_path, "vast_bundles")
+    assert 2 <= len(done) <= elapsed / 4 + 2, (len(done), log)
+    starts = sorted(done["started_at"])
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(starts)]
+    assert all(gap > 2 for gap in gaps), gaps  # never two runs for one trigger
+
+
+def test_a_crawl_slower_than_its_interval_never_overlaps_and_the_skip_is_logged(tmp_path):
+    config = write_config(
+        tmp_path,
+        "[schedule]\njitter_s = 0\nonly = ['vast_bundles']\n"
+        "[schedule.sources.vast_bundles]\ncron = '* * * * * *'\n",  # every second
+    )
+    process = start(tmp_path, config, "--offline")
+    assert wait_for(lambda: (tmp_path / "data" / "warehouse.duckdb").exists(), 30)
+    time.sleep(10)
+    code, log, _ = stop(process)
+    assert code == 0, log
+    assert "skipped: the previous run is still going" in log
+    done = runs(tmp_path, "vast_bundles")
+    assert len(done) >= 2
+    spans = sorted(zip(done["started_at"], done["finished_at"], strict=True))
+    for (_, end), (begin, _) in itertools.pairwise(spans):
+        assert begin >= end  # one run at a time per source
+
+
+def test_after_downtime_each_job_gets_exactly_one_catch_up_run(tmp_path):
+    path = tmp_path / "data" / "warehouse.duckdb"
+    init_warehouse(path)
+    # the last run was 4 hours ago; the source runs hourly: the scheduler was down across
+    # three or more fires. The cron's minute is half an hour away, so no regular fire lands.
+    publish_synthetic(path, 5, source="vast_bundles", age=timedelta(hours=4))
+    minute = (datetime.now(UTC).minute + 30) % 60
+    config = write_config(
+        tmp_path,
+        "[schedule]\njitter_s = 0\nonly = ['vast_bundles']\n"
+        f"[schedule.sources.vast_bundles]\ncron = '{minute} * * * *'\n",
+    )
+    before = len(runs(tmp_path, "vast_bundles"))
+    process = start(tmp_path, config, "--offline")
+    assert wait_for(lambda: len(runs(tmp_path, "vast_bundles")) > before, 40)
+    time.sleep(6)
+    code, log, _ = stop(process)
+    assert code == 0, log
+    assert len(runs(tmp_path, "vast_bundles")) == before + 1, log
+    assert "catch-up" in log
+
+
+def test_sigterm_mid_crawl_exits_cleanly_and_publishes_nothing_partial(tmp_path):
+    server = Server()
+    server.thread.start()
+    try:
+        path = tmp_path / "data" / "warehouse.duckdb"
+        init_warehouse(path)
+        publish_synthetic(path, 10, source="lambda_cloud", age=timedelta(hours=1))
+        _, offers_before = read_frame(path, "select * from offers_current order by all")
+        hash_before = current_snapshot(path).snapshot_hash
+        config = write_config(
+            tmp_path,
+            "[schedule]\njitter_s = 0\nshutdown_grace_s = 1\nonly = ['lambda_cloud']\n"
+            "[schedule.sources.lambda_cloud]\ncron = '*/2 * * * * *'\n"
+            f"start_url = '{server.url('/hang')}'\n",  # answers after 30 s
+        )
+        process = start(tmp_path, config, "--live")
+        assert wait_for(lambda: server.hits.get("/hang"), 40), "the crawl should be fetching"
+        code, log, took = stop(process)
+        assert code == 0, log
+        assert took < 25, took  # grace 1 s, then the crawl is stopped
+        assert current_snapshot(path).snapshot_hash == hash_before  # no new content
+        _, offers_after = read_frame(path, "select * from offers_current order by all")
+        pd.testing.assert_frame_equal(offers_after, offers_before)
+        last = runs(tmp_path, "lambda_cloud").iloc[-1]
+        assert last["status"] == "aborted", (last.to_dict(), log)
+    finally:
+        server.httpd.shutdown()
+
+
+def test_a_failing_source_keeps_its_last_good_data_while_two_others_publish(tmp_path):
+    server = Server()
+    server.thread.start()
+    try:
+        path = tmp_path / "data" / "warehouse.duckdb"
+        init_warehouse(path)
+        # the failing source's last good data: three days old, so it is due (and stale)
+        publish_synthetic(path, 7, source="voltage_park", age=timedelta(days=3))
+        _, kept = read_frame(
+            path, "select * from offers_current where source = 'voltage_park' order by all"
+        )
+        config = write_config(
+            tmp_path,
+            "[schedule]\njitter_s = 0\nonly = ['lambda_cloud', 'hyperstack', 'voltage_park']\n"
+            "[schedule.sources.lambda_cloud]\n"
+            f"start_url = '{server.url('/pricing')}'\n"
+            "[schedule.sources.hyperstack]\n"
+            f"start_url = '{server.url('/fixtures/hyperstack/' + _hyperstack_page())}'\n"
+            "[schedule.sources.voltage_park]\n"
+            f"start_url = '{server.url('/down')}'\n",
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "pipeline.cli", "schedule", "--once", "--live"],
+            cwd=ROOT,
+            env=environment(tmp_path, config),
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert done.returncode == 3, done.stderr  # some due jobs failed
+        for source in ("lambda_cloud", "hyperstack"):
+            assert runs(tmp_path, source).iloc[-1]["status"] == "ok", done.stderr
+        failed = runs(tmp_path, "voltage_park").iloc[-1]
+        assert failed["status"] == "failed" and "503" in failed["error_text"], failed.to_dict()
+        _, still = read_frame(
+            path, "select * from offers_current where source = 'voltage_park' order by all"
+        )
+        pd.testing.assert_frame_equal(still, kept)
+        status = subprocess.run(
+            [sys.executable, "-m", "pipeline.cli", "status", "--format", "csv"],
+            cwd=ROOT,
+            env=environment(tmp_path, tmp_path / "fabricscope.toml"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        line = next(x for x in status.stdout.splitlines() if x.startswith("voltage_park,"))
+        assert ",True," in line and "503" in line, status.stdout  # stale, with the error
+        assert "stale sources" in done.stderr and "voltage_park" in done.stderr
+    finally:
+        server.httpd.shutdown()
+
+
+def _hyperstack_page() -> str:
+    import json
+
+    entries = json.loads((ROOT / "fixtures" / "hyperstack" / "requests.json").read_text())
+    return entries[-1]["file"]
+
+
+def test_the_lock_is_released_when_the_scheduler_stops(tmp_path):
+    config = write_config(
+        tmp_path,
+        "[schedule]\njitter_s = 0\nonly = ['vast_bundles']\n"
+        "[schedule.sources.vast_bundles]\ncron = '0 0 1 1 *'\n",
+    )
+    first = start(tmp_path, config, "--offline")
+    assert wait_for(lambda: (tmp_path / "data" / "scheduler.lock").exists(), 30)
+    time.sleep(2)
+    assert stop(first)[0] == 0
+    again = start(tmp_path, config, "--offline")
+    time.sleep(4)
+    assert again.poll() is None, again.communicate()[1]  # it started: the lock was free
+    assert stop(again)[0] == 0
