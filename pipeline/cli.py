@@ -133,7 +133,9 @@ def status(
 ) -> None:
     """Show the snapshot and the freshness of every source."""
     settings = _settings(warehouse)
-    report = freshness_report(settings.warehouse, settings.stale_after_hours)
+    report = freshness_report(
+        settings.warehouse, settings.stale_after_hours, settings.stale_thresholds
+    )
     if fmt is OutputFormat.TABLE:
         snap = report.snapshot
         out.print(

@@ -74,6 +74,9 @@ class SourceSchedule(BaseModel):
     jitter_s: int | None = Field(default=None, ge=0, le=3600)
     enabled: bool = True
     timeout_s: float | None = Field(default=None, gt=0, le=24 * 3600)
+    stale_after_hours: float | None = Field(
+        default=None, gt=0, le=24 * 365, description="this source's staleness threshold"
+    )
     start_url: str | None = Field(
         default=None, pattern=r"^https?://\S+$", description="crawl a mirror instead"
     )
@@ -169,6 +172,15 @@ class Settings(BaseSettings):
         if config_file is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config_file))
         return tuple(sources)
+
+    @property
+    def stale_thresholds(self) -> dict[str, float]:
+        """Per-source staleness thresholds set in the schedule configuration."""
+        return {
+            name: own.stale_after_hours
+            for name, own in self.schedule.sources.items()
+            if own.stale_after_hours is not None
+        }
 
     @property
     def query_limits(self) -> QueryLimits:

@@ -299,7 +299,11 @@ class Runner:
 
     def log_stale(self) -> None:
         try:
-            report = freshness_report(self.settings.warehouse, self.settings.stale_after_hours)
+            report = freshness_report(
+                self.settings.warehouse,
+                self.settings.stale_after_hours,
+                self.settings.stale_thresholds,
+            )
         except WarehouseError:
             return
         if report.stale_sources:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +23,16 @@ class FreshnessReport:
     stale_sources: tuple[str, ...]
 
 
-def freshness_report(warehouse: Path, stale_after_hours: float) -> FreshnessReport:
-    """A source is stale when its last good run is older than the threshold or missing."""
+def freshness_report(
+    warehouse: Path, stale_after_hours: float, per_source: Mapping[str, float] | None = None
+) -> FreshnessReport:
+    """A source is stale when its last good run is older than its threshold or missing.
+
+    ``per_source`` overrides the threshold for some sources (the configuration's
+    ``schedule.sources.NAME.stale_after_hours``)."""
     snapshot, frame = read_frame(warehouse, FRESHNESS_SQL)
-    stale = frame["age_hours"].isna() | (frame["age_hours"] > stale_after_hours)
+    limits = frame["source"].map(lambda s: (per_source or {}).get(s, stale_after_hours))
+    stale = frame["age_hours"].isna() | (frame["age_hours"] > limits.astype(float))
     frame.insert(1, "stale", stale.astype(bool))
+    frame.insert(2, "stale_after_hours", limits.astype(float))
     return FreshnessReport(snapshot, frame, tuple(frame.loc[stale, "source"]))

@@ -268,3 +268,26 @@ def test_the_lock_is_released_when_the_scheduler_stops(tmp_path):
     time.sleep(4)
     assert again.poll() is None, again.communicate()[1]  # it started: the lock was free
     assert stop(again)[0] == 0
+
+
+def test_a_source_can_have_its_own_staleness_threshold(tmp_path):
+    path = tmp_path / "data" / "warehouse.duckdb"
+    init_warehouse(path)
+    publish_synthetic(path, 3, source="vast_bundles", age=timedelta(hours=10))
+    publish_synthetic(path, 3, source="voltage_park", age=timedelta(hours=10))
+    config = write_config(
+        tmp_path, "[schedule.sources.vast_bundles]\nstale_after_hours = 2\n"
+    )  # hourly marketplace: stale after 2 h; the others after the global 48 h
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "status", "--format", "csv"],
+        cwd=ROOT,
+        env=environment(tmp_path, config),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {line.split(",")[0]: line.split(",")[1:3] for line in done.stdout.splitlines()[1:]}
+    assert rows["vast_bundles"] == ["True", "2.0"]
+    assert rows["voltage_park"] == ["False", "48.0"]
+    assert "stale: vast_bundles" in done.stderr
