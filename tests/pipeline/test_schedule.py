@@ -291,3 +291,52 @@ def test_a_source_can_have_its_own_staleness_threshold(tmp_path):
     assert rows["vast_bundles"] == ["True", "2.0"]
     assert rows["voltage_park"] == ["False", "48.0"]
     assert "stale: vast_bundles" in done.stderr
+
+
+def test_a_crawl_past_its_timeout_is_killed_and_recorded(tmp_path):
+    server = Server()
+    server.thread.start()
+    try:
+        config = write_config(
+            tmp_path,
+            "[schedule]\nonly = ['lambda_cloud']\n"
+            "[schedule.sources.lambda_cloud]\ntimeout_s = 3\n"
+            f"start_url = '{server.url('/hang')}'\n",  # answers after 30 s
+        )
+        began = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "pipeline.cli", "schedule", "--once", "--live"],
+            cwd=ROOT,
+            env=environment(tmp_path, config),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert time.monotonic() - began < 25
+        assert done.returncode == 1, done.stderr  # the only due job failed
+        last = runs(tmp_path, "lambda_cloud").iloc[-1]
+        assert last["status"] == "failed" and "timed out after 3 s" in last["error_text"]
+    finally:
+        server.httpd.shutdown()
+
+
+def test_the_service_recomputes_the_estimates_after_a_publish(tmp_path):
+    config = write_config(
+        tmp_path,
+        "[schedule]\njitter_s = 0\nestimates_delay_s = 0\nonly = ['voltage_park']\n"
+        "[schedule.sources.voltage_park]\ncron = '0 0 1 1 *'\n",  # only the catch-up run
+    )
+    process = start(tmp_path, config, "--offline")
+    path = tmp_path / "data" / "warehouse.duckdb"
+
+    def estimated() -> bool:
+        try:
+            return not read_frame(path, "select * from estimates_current")[1].empty
+        except Exception:
+            return False
+
+    assert wait_for(estimated, 60)
+    code, log, _ = stop(process)
+    assert code == 0 and "estimates:" in log, log
+    _, rows = read_frame(path, "select distinct provider from estimates_current")
+    assert set(rows["provider"]) == {"voltage_park"}
