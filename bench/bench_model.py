@@ -52,7 +52,21 @@ def _accuracy(report: Callable[[str], None]) -> list[str]:
         notes = llm_analysis_baseline.notes(results)
     else:
         notes = [llm_analysis_baseline.MISSING]
-    return [accuracy_table(cases, extra=extra), "", *notes]
+    keep = [i for i, case in enumerate(cases) if case.verified]
+    verified = [cases[i] for i in keep]
+    verified_extra = [(name, [errors[i] for i in keep]) for name, errors in extra]
+    return [
+        f"The {len(verified)} verified rows (the accuracy targets' rows; the others' sources say "
+        "VERIFY):",
+        "",
+        accuracy_table(verified, extra=verified_extra),
+        "",
+        f"All {len(cases)} rows:",
+        "",
+        accuracy_table(cases, extra=extra),
+        "",
+        *notes,
+    ]
 
 
 def run(report: Callable[[str], None]) -> list[str]:
