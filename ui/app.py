@@ -17,8 +17,12 @@ st.set_page_config(page_title="fabricscope", page_icon="🛰️", layout="wide")
 PAGES = Path(__file__).parent / "pages"
 navigation = st.navigation(
     [
-        st.Page(PAGES / "overview.py", title="Overview", icon="🧭", default=True),
+        st.Page(PAGES / "rank.py", title="Rank", icon="🏁", default=True),
+        st.Page(PAGES / "overview.py", title="Overview", icon="🧭"),
         st.Page(PAGES / "offers.py", title="Offers", icon="💲"),
+        st.Page(PAGES / "providers.py", title="Providers", icon="🏢"),
+        st.Page(PAGES / "calibrate.py", title="Calibrate", icon="📏"),
+        st.Page(PAGES / "shortlist.py", title="Shortlist", icon="⭐"),
         st.Page(PAGES / "reference.py", title="GPUs and fabrics", icon="🧮"),
         st.Page(PAGES / "sql.py", title="SQL", icon="🔎"),
     ]

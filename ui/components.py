@@ -22,12 +22,20 @@ def settings_or_stop() -> tuple[Path, float, QueryLimits]:
     return settings.warehouse, settings.stale_after_hours, settings.query_limits
 
 
+class _SnapshotChanged(RuntimeError):
+    """A snapshot was published between finding the current id and reading it."""
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _cached_frames(
     path: str, snapshot_id: int, queries: tuple[tuple[str, str], ...]
 ) -> tuple[SnapshotInfo, dict[str, pd.DataFrame]]:
     # snapshot_id is part of the cache key: a new snapshot means new entries.
-    return read_frames(Path(path), dict(queries))
+    snapshot, frames = read_frames(Path(path), dict(queries))
+    if snapshot.snapshot_id != snapshot_id:
+        # published between finding the id and reading: never cache it under the old id
+        raise _SnapshotChanged(f"asked for snapshot {snapshot_id}, read {snapshot.snapshot_id}")
+    return snapshot, frames
 
 
 def read_snapshot(
@@ -35,7 +43,10 @@ def read_snapshot(
 ) -> tuple[SnapshotInfo, dict[str, pd.DataFrame]]:
     """All of a page's data from one snapshot, cached per snapshot."""
     snapshot = snapshot_or_setup(path)
-    return _cached_frames(str(path), snapshot.snapshot_id, tuple(sorted(queries.items())))
+    try:
+        return _cached_frames(str(path), snapshot.snapshot_id, tuple(sorted(queries.items())))
+    except _SnapshotChanged:
+        st.rerun()
 
 
 def snapshot_or_setup(path: Path) -> SnapshotInfo:
@@ -62,11 +73,16 @@ def snapshot_or_setup(path: Path) -> SnapshotInfo:
     st.stop()
 
 
+def stale_mask(freshness: pd.DataFrame, stale_after_hours: float) -> pd.Series:
+    """True for sources whose last good data is older than the threshold, or missing."""
+    return freshness["age_hours"].isna() | (freshness["age_hours"] > stale_after_hours)
+
+
 def status_caption(
     snapshot: SnapshotInfo, freshness: pd.DataFrame, stale_after_hours: float
 ) -> None:
     """The snapshot date and any stale sources, shown on every page."""
-    stale = freshness[freshness["age_hours"].isna() | (freshness["age_hours"] > stale_after_hours)]
+    stale = freshness[stale_mask(freshness, stale_after_hours)]
     st.caption(
         f"Snapshot {snapshot.snapshot_id} · published {snapshot.published_at:%Y-%m-%d %H:%M} UTC · "
         f"{len(freshness)} sources"

@@ -1,0 +1,136 @@
+"""The Rank page on real warehouses: the ranking, its ranges, its URL and its inputs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from pipeline.ranking import rank
+from pipeline.workloads import preset
+from tests.helpers import publish_synthetic
+from tests.ui.apptest import open_page, text_of, url_values
+from ui.rank_data import SnapshotMoved, _inputs
+from ui.view_state import RankView, request_of
+from warehouse.db import current_snapshot
+
+RANK = "pages/rank.py"
+
+
+def offers_shown(app: AppTest) -> pd.DataFrame:
+    """The ranked offers table (the one with an offer_key and a time_to_train column)."""
+    for frame in app.dataframe:
+        value = frame.value
+        if "offer_key" in value.columns and "time_to_train" in value.columns:
+            return value
+    raise AssertionError("no ranked offers table on the page")
+
+
+def metric(app: AppTest, label: str) -> str:
+    return {m.label: m.value for m in app.metric}[label]
+
+
+def test_the_ranking_matches_the_pipeline_and_shows_ranges(use_warehouse, fixture_warehouse):
+    use_warehouse(fixture_warehouse)
+    app = open_page(RANK)
+    assert not app.exception and not app.error
+    shown = offers_shown(app)
+    expected = rank(fixture_warehouse, request_of(RankView())).offers
+    assert list(shown["offer_key"]) == list(expected["offer_key"])
+    # an unknown fabric that changes the answer is a range, never one number
+    differs = expected["fabric_range"] & (
+        expected["time_to_train_h"].round(6) != expected["time_to_train_h_low"].round(6)
+    )
+    ranges = shown.loc[differs.to_numpy(), "time_to_train"]
+    assert not ranges.empty and ranges.str.contains("–").all()
+    same = shown.loc[(expected["fabric_range"] & ~differs).to_numpy(), "time_to_train"]
+    assert same.str.contains("same on any fabric").all()
+    assert metric(app, "Offers ranked") == f"{len(expected):,}"
+    assert any("Excluded offers" in e.label for e in app.expander)
+    charts = app.get("vega_lite_chart")
+    assert len(charts) == 2, "the time-cost scatter and the step-time bars"
+
+
+def test_changing_the_workload_changes_the_ranking(use_warehouse, fixture_warehouse):
+    use_warehouse(fixture_warehouse)
+    app = open_page(RANK)
+    before = offers_shown(app)[["offer_key", "time_to_train", "cost"]].head(5)
+    app.selectbox(key="rk_preset").select("llama3-70b").run()
+    assert not app.exception
+    after = offers_shown(app)[["offer_key", "time_to_train", "cost"]].head(5)
+    assert not before.equals(after)
+    assert url_values(app, "preset") == ["llama3-70b"], "the URL follows the inputs"
+    assert "Llama 3 70B" in text_of(app)
+
+
+def test_query_params_restore_the_view(use_warehouse, fixture_warehouse):
+    use_warehouse(fixture_warehouse)
+    view = RankView(preset="mixtral-8x7b", gpus="32-128", objective="time", what_if="infiniband")
+    expected = rank(fixture_warehouse, request_of(view)).offers
+    star = str(expected["offer_key"].iloc[1])
+    params = {
+        "preset": "mixtral-8x7b",
+        "gpus": "32-128",
+        "objective": "time",
+        "what_if": "infiniband",
+        "star": [star],
+    }
+    app = open_page(RANK, params)
+    assert not app.exception and not app.error
+    assert app.selectbox(key="rk_preset").value == "mixtral-8x7b"
+    assert app.text_input(key="rk_gpus").value == "32-128"
+    assert app.radio(key="rk_objective").value == "time"
+    assert app.multiselect(key="rk_starred").value == [star]
+    assert app.selectbox(key="rk_what_if").value == "infiniband"
+    shown = offers_shown(app)
+    assert list(shown["offer_key"]) == list(expected["offer_key"])
+    assert shown.loc[shown["offer_key"] == star, "starred"].item()
+    what_if = [f.value for f in app.dataframe if "time_what_if" in f.value.columns]
+    assert what_if and len(what_if[0]) == len(expected)
+    assert url_values(app, "star") == [star]
+
+
+def test_a_custom_workload_is_validated_and_ranked(use_warehouse, fixture_warehouse):
+    use_warehouse(fixture_warehouse)
+    app = open_page(RANK)
+    app.toggle(key="rk_custom").set_value(True).run()
+    assert not app.exception
+    assert app.number_input(key="rk_w_layers").value == preset("llama3-8b").layers
+    app.number_input(key="rk_w_heads").set_value(33).run()
+    assert not app.exception
+    assert any("not a multiple of heads 33" in e.value for e in app.error)
+    app.number_input(key="rk_w_heads").set_value(32)
+    app.number_input(key="rk_w_layers").set_value(16).run()
+    assert not app.exception and not app.error
+    assert url_values(app, "custom") == ["1"] and url_values(app, "w_layers") == ["16"]
+    assert "custom (Llama 3 8B)" in text_of(app)
+
+
+def test_bad_inputs_show_a_message_not_a_traceback(use_warehouse, fixture_warehouse):
+    use_warehouse(fixture_warehouse)
+    app = open_page(RANK, {"objective": "fastest", "gpus": "lots"})
+    assert not app.exception
+    assert "could not be restored: objective='fastest'" in text_of(app)
+    assert any("GPU count 'lots'" in e.value for e in app.error)
+    app.text_input(key="rk_gpus").input("16").run()
+    app.multiselect(key="rk_tiers").unselect("on_demand").run()
+    assert any("at least one pricing tier" in e.value for e in app.error)
+
+
+def test_an_empty_warehouse_explains_and_a_new_snapshot_shows(use_warehouse, warehouse_path):
+    use_warehouse(warehouse_path)
+    app = open_page(RANK)
+    assert not app.exception
+    assert metric(app, "Offers ranked") == "0"
+    assert "No offer qualifies" in text_of(app)
+    publish_synthetic(warehouse_path, 30, source="alpha")
+    app.run()
+    assert not app.exception
+    assert int(metric(app, "Offers ranked")) > 0
+
+
+def test_inputs_are_never_cached_under_another_snapshots_id(warehouse_path):
+    current = current_snapshot(warehouse_path).snapshot_id
+    assert _inputs(str(warehouse_path), current).snapshot.snapshot_id == current
+    with pytest.raises(SnapshotMoved):
+        _inputs(str(warehouse_path), current + 1)

@@ -1,0 +1,91 @@
+"""The ranking view and its URL form: round trips, defaults, and what a bad link says."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+
+from pipeline.workloads import preset
+from ui.view_state import (
+    InputError,
+    RankView,
+    WorkloadFields,
+    from_query_params,
+    request_of,
+    to_query_params,
+    workload_of,
+)
+
+
+def as_url(params: Mapping[str, str | list[str]]) -> dict[str, list[str]]:
+    return {k: v if isinstance(v, list) else [v] for k, v in params.items()}
+
+
+def test_the_default_view_is_an_empty_url():
+    assert to_query_params(RankView()) == {}
+    assert from_query_params({}) == (RankView(), [])
+
+
+def test_every_field_survives_the_url():
+    view = RankView(
+        preset="mixtral-8x7b",
+        custom=WorkloadFields(40.0, 24, 4096, 32, 4096, 500.0, 1024, "fp8"),
+        gpus="64-512",
+        tiers=("on_demand", "spot"),
+        objective="blend",
+        time_weight=0.25,
+        gpu_models=("H100-SXM-80GB",),
+        regions=("us-east-1", "eu, west"),
+        max_budget_usd=1.5e6,
+        deadline_days=30.0,
+        min_fabric="roce",
+        multi_node=True,
+        what_if="infiniband",
+        starred=("lambda/8x H100, SXM/-/on_demand", "aws/p5.48xlarge/us-east-1/spot"),
+    )
+    params = to_query_params(view)
+    assert params["star"] == list(view.starred) and params["tier"] == ["on_demand", "spot"]
+    assert from_query_params(as_url(params)) == (view, [])
+
+
+def test_a_bad_link_keeps_the_rest_and_says_what_it_dropped():
+    view, problems = from_query_params(
+        {
+            "preset": ["gpt5"],
+            "tier": ["on_demand", "weekly"],
+            "tw": ["2"],
+            "budget": ["-5"],
+            "gpus": ["128"],
+            "custom": ["1"],
+            "w_layers": ["many"],
+        }
+    )
+    assert view == RankView(gpus="128")
+    assert len(problems) == 5
+    assert "preset='gpt5' is not a preset" in problems[0]
+    assert any("weekly" in p for p in problems) and any("w_layers" in p for p in problems)
+
+
+def test_custom_fields_change_the_workload_and_are_validated():
+    base = preset("llama3-70b")
+    fields = WorkloadFields.of(base)
+    same = workload_of(RankView(preset="llama3-70b", custom=fields))
+    assert same.layers == base.layers and same.batch_tokens == base.batch_tokens
+    assert same.total_params == pytest.approx(base.total_params, rel=1e-3)
+    bigger = RankView(preset="llama3-70b", custom=WorkloadFields(**{**vars(fields), "layers": 96}))
+    assert workload_of(bigger).layers == 96
+    broken = WorkloadFields(**{**vars(fields), "heads": 60})
+    with pytest.raises(InputError, match="not a multiple of heads 60"):
+        workload_of(RankView(preset="llama3-70b", custom=broken))
+
+
+def test_request_errors_name_the_input():
+    with pytest.raises(InputError, match="GPU count 'x'"):
+        request_of(RankView(gpus="x"))
+    with pytest.raises(InputError, match="at least one pricing tier"):
+        request_of(RankView(tiers=()))
+    with pytest.raises(InputError, match="unknown GPU 'Z9000'"):
+        request_of(RankView(gpu_models=("Z9000",)))
+    request = request_of(RankView(deadline_days=2.0, max_budget_usd=1000.0))
+    assert request.deadline_hours == 48.0 and request.max_budget_usd == 1000.0

@@ -1,0 +1,82 @@
+"""Providers: what each one states about its fabric and prices, with evidence, and how fresh."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pipeline.status import FRESHNESS_SQL
+from pipeline.transparency import QUERIES, load_questionnaire
+from ui.components import read_snapshot, settings_or_stop, stale_mask, status_caption
+from ui.providers_view import answer_matrix, evidence_frame, questions_frame
+from ui.rank_data import rank_inputs
+from ui.tables import OFFER_COLUMNS, link
+
+path, stale_after_hours, _ = settings_or_stop()
+snapshot, frames = read_snapshot(path, {"freshness": FRESHNESS_SQL, "facts": QUERIES["facts"]})
+inputs = rank_inputs(path)  # the transparency answers, read with the ranking's inputs
+if inputs.snapshot.snapshot_id != snapshot.snapshot_id:
+    st.rerun()
+
+st.title("Providers")
+status_caption(snapshot, frames["freshness"], stale_after_hours)
+
+questionnaire = load_questionnaire()
+matrix = answer_matrix(inputs.answers, questionnaire)
+st.subheader("What each provider states")
+st.caption(
+    f"The buyer's questionnaire (version {questionnaire.version}) answered from the current "
+    "fabric facts and price lists only. Unknown means no current fact answers it; it never "
+    "counts as yes. The score is the weighted share answered yes (partial counts half)."
+)
+if matrix.empty:
+    st.info(
+        "No provider has current offers or fabric facts yet. Run `fabricscope refresh "
+        "--offline` (or `make app`) to load them."
+    )
+else:
+    st.dataframe(
+        matrix,
+        hide_index=True,
+        width="stretch",
+        column_config={"score": OFFER_COLUMNS["transparency_score"]},
+    )
+with st.expander("The questions and why they matter"):
+    st.dataframe(questions_frame(questionnaire), hide_index=True, width="stretch")
+
+if not matrix.empty:
+    names = dict(zip(matrix["provider"], matrix["name"], strict=True))
+    provider = st.selectbox(
+        "Evidence for provider",
+        list(names),
+        format_func=lambda p: f"{names[p]} ({p})",
+        key="providers_provider",
+    )
+    st.subheader(f"{names[provider]}: answers and evidence")
+    st.dataframe(
+        evidence_frame(inputs.answers, provider),
+        hide_index=True,
+        width="stretch",
+        column_config={"source_url": link("source")},
+    )
+    st.subheader(f"{names[provider]}: fabric per instance type")
+    facts = frames["facts"][frames["facts"]["provider"] == provider]
+    if facts.empty:
+        st.info("No source states a fabric for this provider's instance types.")
+    else:
+        st.dataframe(
+            facts.drop(columns=["provider"]).sort_values("instance_type"),
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "source_url": link("source"),
+                "published_benchmark_url": link("benchmark"),
+            },
+        )
+
+st.subheader("Freshness of every source")
+freshness = frames["freshness"].copy()
+if freshness.empty:
+    st.info("No scrape has run yet.")
+else:
+    freshness.insert(1, "stale", stale_mask(freshness, stale_after_hours))
+    st.dataframe(freshness, hide_index=True, width="stretch")

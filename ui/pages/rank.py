@@ -1,0 +1,125 @@
+"""Rank: which current offers finish this training job cheapest or fastest, and how sure."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from pipeline.status import FRESHNESS_SQL
+from ui import charts, rank_form, view_state
+from ui.components import read_snapshot, settings_or_stop, status_caption
+from ui.rank_data import (
+    offer_label,
+    offers_table,
+    providers_table,
+    rank_inputs,
+    ranked,
+    step_parts,
+    what_if,
+    what_if_table,
+)
+from ui.tables import EXCLUDED_COLUMNS, OFFER_COLUMNS, PROVIDER_COLUMNS, WHAT_IF_COLUMNS
+
+path, stale_after_hours, _ = settings_or_stop()
+snapshot, frames = read_snapshot(path, {"freshness": FRESHNESS_SQL})
+inputs = rank_inputs(path)
+if inputs.snapshot.snapshot_id != snapshot.snapshot_id:
+    st.rerun()  # published between the two reads: start the page again on the new one
+
+st.title("Rank offers for a training job")
+status_caption(snapshot, frames["freshness"], stale_after_hours)
+
+view, problems = view_state.current_view()
+for problem in problems:
+    st.warning(f"The link had a value that could not be restored: {problem}")
+rank_form.seed(view, force=view_state.entering("rank"))
+view = rank_form.render(view, inputs.catalog)
+view_state.remember(view)
+try:
+    request = view_state.request_of(view)
+except view_state.InputError as exc:
+    st.error(f"Cannot rank these inputs: {exc}")
+    st.stop()
+
+result = ranked(inputs, path, request)
+offers, excluded = result.offers, result.excluded
+job = request.workload
+st.markdown(
+    f"**{job.name}**: {job.total_params / 1e9:,.1f}B parameters, {job.tokens / 1e9:,.0f}B "
+    f"tokens, {job.precision.value}; on {', '.join(map(str, request.gpu_counts))} GPUs; "
+    f"{', '.join(t.value for t in request.tiers)} prices; ranked by {request.objective}."
+)
+columns = st.columns(4)
+columns[0].metric("Offers ranked", f"{len(offers):,}")
+columns[1].metric("Excluded", f"{len(excluded):,}")
+columns[2].metric("Providers", f"{offers['provider'].nunique():,}")
+columns[3].metric("Hardware profiles modelled", f"{result.profiles_estimated:,}")
+
+if offers.empty:
+    st.info(
+        "No offer qualifies. With an empty warehouse, run `fabricscope refresh --offline` (or "
+        "`make app`); otherwise loosen the constraints or change the GPU count. The reasons "
+        "are listed below."
+    )
+else:
+    st.caption(
+        "Where a provider has not stated its fabric (or its bandwidth), time and cost are a "
+        "range from plain Ethernet to InfiniBand (or 50 to 400 Gb/s per GPU) and offers are "
+        "ordered by the worse end. MFU, the verdict and the step-time parts are those of the "
+        "worse end. Prices and fabric facts link to their source, with the date observed."
+    )
+    st.subheader("Providers")
+    st.dataframe(
+        providers_table(result.providers),
+        hide_index=True,
+        width="stretch",
+        column_config=PROVIDER_COLUMNS,
+    )
+
+    st.subheader("Offers")
+    labels = {r["offer_key"]: offer_label(r) for r in offers.to_dict("records")}
+    starred = rank_form.starred_choice(list(offers["offer_key"]), labels, view)
+    view = replace(view, starred=tuple(starred))
+    view_state.remember(view)
+    if starred:
+        st.page_link(
+            "pages/shortlist.py", label=f"Open the shortlist ({len(starred)} starred)", icon="⭐"
+        )
+    st.dataframe(
+        offers_table(offers, starred),
+        hide_index=True,
+        width="stretch",
+        column_config=OFFER_COLUMNS,
+    )
+
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Time against cost")
+        st.altair_chart(charts.time_cost_scatter(offers), width="stretch")
+        st.caption(
+            "Each point is an offer at its worse end; a segment runs to its better end where "
+            "the fabric is unknown. The dashed line joins the offers no other beats on both."
+        )
+    with right:
+        st.subheader("Where a training step goes")
+        top = len(offers)
+        if len(offers) > 1:
+            top = st.slider("Offers shown", 1, min(30, len(offers)), min(10, len(offers)))
+        st.altair_chart(charts.step_time_bars(step_parts(offers, top)), width="stretch")
+        st.caption("Exposed communication is what overlapping with compute did not hide.")
+
+    st.subheader("What if the fabric were different")
+    fabric = rank_form.what_if_choice()
+    view = replace(view, what_if=fabric)
+    view_state.remember(view)
+    if fabric:
+        table = what_if_table(result, what_if(inputs, path, request, fabric))
+        st.dataframe(table, hide_index=True, width="stretch", column_config=WHAT_IF_COLUMNS)
+        st.caption(
+            "Each offer's stated bandwidth is kept (else the 50-400 Gb/s range); single-node "
+            "jobs do not change. The change compares the worse ends."
+        )
+
+with st.expander(f"Excluded offers ({len(excluded):,}) and why"):
+    st.dataframe(excluded, hide_index=True, width="stretch", column_config=EXCLUDED_COLUMNS)

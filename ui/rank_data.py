@@ -1,0 +1,299 @@
+"""Rankings for the app: cached per snapshot, and shaped into what the pages show.
+
+The cached functions key on the warehouse path and the snapshot id, so a new snapshot is
+read on the next rerun without a restart, and every number on one page comes from the one
+snapshot the page started with. The ``*_table`` functions are pure: a ranking in, a frame to
+display out (ranges as text, so an unknown fabric never reads as one confident number).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from pipeline import shortlist as shortlisting
+from pipeline.ranking import RankInputs, RankRequest, RankResult, rank, read_inputs
+from ui.components import snapshot_or_setup
+from ui.shortlist_files import Downloads, downloads
+
+T = TypeVar("T")
+# the parts of one training step, in seconds per step, as the model reports them
+STEP_PARTS: dict[str, str] = {
+    "compute_s": "compute",
+    "tp_comm_s": "tensor-parallel comm",
+    "pp_comm_s": "pipeline-parallel comm",
+    "dp_comm_exposed_s": "data-parallel comm (exposed)",
+    "ep_comm_s": "expert-parallel comm",
+    "bubble_s": "pipeline bubble",
+    "optimizer_s": "optimizer",
+    "failure_overhead_s": "failures and restarts",
+}
+
+
+class SnapshotMoved(RuntimeError):
+    """A new snapshot was published between finding the id and reading it."""
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _inputs(path: str, snapshot_id: int) -> RankInputs:
+    inputs = read_inputs(Path(path))
+    if inputs.snapshot.snapshot_id != snapshot_id:
+        raise SnapshotMoved(f"asked for snapshot {snapshot_id}, read {inputs.snapshot.snapshot_id}")
+    return inputs
+
+
+# a ranking of a large catalog holds its excluded rows too: keep a handful per process
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _ranked(path: str, snapshot_id: int, request_json: str) -> RankResult:
+    return rank(_inputs(path, snapshot_id), RankRequest.model_validate_json(request_json))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _what_if(path: str, snapshot_id: int, request_json: str, fabric_class: str) -> RankResult:
+    return _ranked(path, snapshot_id, request_json).what_if(fabric_class)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _shortlist(
+    path: str, snapshot_id: int, request_json: str, offer_keys: tuple[str, ...]
+) -> shortlisting.Shortlist:
+    result = _ranked(path, snapshot_id, request_json)
+    return shortlisting.from_result(result, offer_keys=list(offer_keys))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _downloads(
+    path: str,
+    snapshot_id: int,
+    request_json: str,
+    offer_keys: tuple[str, ...],
+    notes: tuple[tuple[str, str], ...],
+) -> Downloads:
+    return downloads(_shortlist(path, snapshot_id, request_json, offer_keys), dict(notes))
+
+
+def _same_snapshot(read: Callable[[], T]) -> T:
+    """``read()``; if a snapshot was published mid-read (or its inputs were evicted
+    meanwhile), start the page again on the current one."""
+    try:
+        return read()
+    except SnapshotMoved:
+        st.rerun()
+
+
+def rank_inputs(path: Path) -> RankInputs:
+    """What rankings read, from the current snapshot (cached per snapshot id)."""
+    snapshot_id = snapshot_or_setup(path).snapshot_id
+    return _same_snapshot(lambda: _inputs(str(path), snapshot_id))
+
+
+def ranked(inputs: RankInputs, path: Path, request: RankRequest) -> RankResult:
+    snapshot_id, request_json = inputs.snapshot.snapshot_id, request.model_dump_json()
+    return _same_snapshot(lambda: _ranked(str(path), snapshot_id, request_json))
+
+
+def what_if(inputs: RankInputs, path: Path, request: RankRequest, fabric_class: str) -> RankResult:
+    snapshot_id, request_json = inputs.snapshot.snapshot_id, request.model_dump_json()
+    return _same_snapshot(lambda: _what_if(str(path), snapshot_id, request_json, fabric_class))
+
+
+def shortlist(
+    inputs: RankInputs, path: Path, request: RankRequest, offer_keys: Sequence[str]
+) -> shortlisting.Shortlist:
+    """The starred offers as a pipeline Shortlist (ShortlistError if one is not ranked)."""
+    snapshot_id, request_json = inputs.snapshot.snapshot_id, request.model_dump_json()
+    keys = tuple(offer_keys)
+    return _same_snapshot(lambda: _shortlist(str(path), snapshot_id, request_json, keys))
+
+
+def shortlist_downloads(
+    inputs: RankInputs,
+    path: Path,
+    request: RankRequest,
+    offer_keys: Sequence[str],
+    notes: Mapping[str, str],
+) -> Downloads:
+    """CSV, XLSX and memo of the starred offers (cached: the workbook takes a moment)."""
+    snapshot_id, request_json = inputs.snapshot.snapshot_id, request.model_dump_json()
+    keys, written = tuple(offer_keys), tuple(sorted(notes.items()))
+    return _same_snapshot(lambda: _downloads(str(path), snapshot_id, request_json, keys, written))
+
+
+# ---- text for ranges
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def duration(hours: float, low: float | None = None) -> str:
+    """'42 min', '31.2 h' or '132 d'; with ``low``, a range in the unit of the larger end."""
+    if _missing(hours):
+        return "unknown"
+    if hours < 1:
+        scale, unit, digits = 60.0, "min", 0
+    elif hours < 72:
+        scale, unit, digits = 1.0, "h", 1
+    else:
+        scale, unit, digits = 1 / 24, "d", 0
+    high_text = f"{hours * scale:,.{digits}f}"
+    if low is None or _missing(low):
+        return f"{high_text} {unit}"
+    low_text = f"{low * scale:,.{digits}f}"
+    if low_text == high_text:
+        return f"{high_text} {unit}"
+    return f"{low_text}–{high_text} {unit}"
+
+
+def usd(amount: float, low: float | None = None) -> str:
+    """'$268', '$5.99M'; with ``low``, a range."""
+
+    def one(value: float) -> str:
+        if value >= 1e6:
+            return f"${value / 1e6:,.2f}M"
+        if value >= 100:
+            return f"${value:,.0f}"
+        return f"${value:,.2f}"
+
+    if _missing(amount):
+        return "unknown"
+    if low is None or _missing(low) or one(low) == one(amount):
+        return one(amount)
+    return f"{one(low)}–{one(amount)}"
+
+
+def time_text(row: Mapping[str, Any]) -> str:
+    text = duration(row["time_to_train_h"], row["time_to_train_h_low"])
+    if bool(row["fabric_range"]) and "–" not in text:
+        return f"{text} (same on any fabric)"
+    return text
+
+
+def cost_text(row: Mapping[str, Any]) -> str:
+    return usd(row["cost_usd"], row["cost_usd_low"])
+
+
+def offer_label(row: Mapping[str, Any]) -> str:
+    region = row.get("region")
+    where = "" if _missing(region) else f" · {region}"
+    return (
+        f"#{row['rank']} {row['provider']} · {row['instance_type']}{where} · {row['pricing_tier']}"
+    )
+
+
+# ---- tables
+
+
+def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFrame:
+    """The ranked offers as shown: ranges as text, sources and dates beside the numbers."""
+    chosen = set(starred)
+    rows = offers.to_dict("records")
+    table = pd.DataFrame(
+        {
+            "starred": offers["offer_key"].isin(chosen),
+            "rank": offers["rank"],
+            "provider": offers["provider"],
+            "instance_type": offers["instance_type"],
+            "region": offers["region"],
+            "pricing_tier": offers["pricing_tier"],
+            "gpu_model": offers["gpu_model"],
+            "gpus": offers["gpus"],
+            "nodes": offers["nodes"],
+            "time_to_train": [time_text(r) for r in rows],
+            "cost": [cost_text(r) for r in rows],
+            "usd_per_million_tokens": offers["usd_per_million_tokens"],
+            "mfu": offers["mfu"],
+            "verdict": offers["verdict"],
+            "fabric_estimated_as": offers["fabric_estimated_as"],
+            "transparency_score": offers["transparency_score"],
+            "price_usd_per_gpu_hour": offers["price_usd_per_gpu_hour"],
+            "price_source_url": offers["price_source_url"],
+            "price_observed_at": _dates(offers["price_observed_at"]),
+            "fabric_source_url": offers["fabric_source_url"],
+            "fabric_observed_at": _dates(offers["fabric_observed_at"]),
+            "pareto": offers["pareto"],
+            "notes": offers["notes"],
+            "offer_key": offers["offer_key"],
+        }
+    )
+    return table.reset_index(drop=True)
+
+
+def providers_table(providers: pd.DataFrame) -> pd.DataFrame:
+    rows = providers.to_dict("records")
+    return pd.DataFrame(
+        {
+            "provider": providers["provider"],
+            "best_rank": providers["rank"],
+            "offers": providers["offers"],
+            "best_offer": providers["instance_type"],
+            "gpus": providers["gpus"],
+            "time_to_train": [time_text(r) for r in rows],
+            "cost": [cost_text(r) for r in rows],
+            "verdict": providers["verdict"],
+            "fabric_estimated_as": providers["fabric_estimated_as"],
+            "transparency_score": providers["transparency_score"],
+        }
+    )
+
+
+def step_parts(offers: pd.DataFrame, top: int) -> pd.DataFrame:
+    """Seconds per step by part for the ``top`` ranked offers (long form, for a stacked bar)."""
+    head = offers.head(top)
+    labels = [offer_label(r) for r in head.to_dict("records")]
+    frame = head[list(STEP_PARTS)].copy()
+    frame.insert(0, "offer", labels)
+    long = frame.melt(id_vars="offer", var_name="part", value_name="seconds")
+    long["part"] = long["part"].map(STEP_PARTS)
+    long["order"] = long["part"].map({name: i for i, name in enumerate(STEP_PARTS.values())})
+    return long
+
+
+def what_if_table(base: RankResult, other: RankResult) -> pd.DataFrame:
+    """Each ranked offer, its time and cost now and with the other fabric, and the change."""
+    alternative = other.offers.set_index("offer_key")
+    reasons = dict(zip(other.excluded["offer_key"], other.excluded["reason"], strict=False))
+    rows = []
+    for row in base.offers.to_dict("records"):
+        key = row["offer_key"]
+        entry = {
+            "rank": row["rank"],
+            "provider": row["provider"],
+            "instance_type": row["instance_type"],
+            "fabric_now": row["fabric_estimated_as"],
+            "gpus_now": row["gpus"],
+            "time_now": time_text(row),
+            "cost_now": cost_text(row),
+        }
+        if key in alternative.index:
+            changed = alternative.loc[key]
+            entry.update(
+                gpus_what_if=changed["gpus"],
+                time_what_if=duration(changed["time_to_train_h"], changed["time_to_train_h_low"]),
+                cost_what_if=usd(changed["cost_usd"], changed["cost_usd_low"]),
+                time_change=changed["time_to_train_h"] / row["time_to_train_h"] - 1,
+                cost_change_usd=changed["cost_usd"] - row["cost_usd"],
+                what_if_note=None,
+            )
+        else:
+            entry.update(
+                gpus_what_if=None,
+                time_what_if=None,
+                cost_what_if=None,
+                time_change=None,
+                cost_change_usd=None,
+                what_if_note=reasons.get(key, "not ranked with this fabric"),
+            )
+        entry["offer_key"] = key
+        rows.append(entry)
+    return pd.DataFrame(rows)
+
+
+def _dates(column: pd.Series) -> pd.Series:
+    stamps = pd.to_datetime(column, utc=True, errors="coerce")
+    return stamps.dt.strftime("%Y-%m-%d")

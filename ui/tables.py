@@ -1,0 +1,50 @@
+"""Column settings shared by the pages' tables: labels, units, links to sources."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+cc = st.column_config
+# show the site a link points to, not the whole URL
+SITE = r"https?://(?:www\.)?([^/]+).*"
+
+
+def link(label: str) -> Any:
+    return cc.LinkColumn(label, display_text=SITE)
+
+
+OFFER_COLUMNS: dict[str, Any] = {
+    "starred": cc.CheckboxColumn("★", help="Starred for the shortlist", width="small"),
+    "rank": cc.NumberColumn("rank", width="small"),
+    "instance_type": cc.TextColumn("offer"),
+    "pricing_tier": cc.TextColumn("tier"),
+    "time_to_train": cc.TextColumn("time to train", help="A range where the fabric is unknown"),
+    "cost": cc.TextColumn("cost", help="A range where the fabric is unknown"),
+    "usd_per_million_tokens": cc.NumberColumn("USD per M tokens", format="%.4f"),
+    "mfu": cc.NumberColumn("MFU", format="percent", help="Model FLOPs utilisation, worse end"),
+    "fabric_estimated_as": cc.TextColumn("fabric (as estimated)"),
+    "transparency_score": cc.ProgressColumn(
+        "transparency", min_value=0.0, max_value=1.0, format="%.2f"
+    ),
+    "price_usd_per_gpu_hour": cc.NumberColumn("USD per GPU-hour", format="%.3f"),
+    "price_source_url": link("price source"),
+    "price_observed_at": cc.TextColumn("price seen"),
+    "fabric_source_url": link("fabric source"),
+    "fabric_observed_at": cc.TextColumn("fabric seen"),
+    "pareto": cc.CheckboxColumn("Pareto"),
+}
+PROVIDER_COLUMNS: dict[str, Any] = {
+    "best_rank": cc.NumberColumn("best rank", width="small"),
+    "time_to_train": cc.TextColumn("time to train"),
+    "transparency_score": OFFER_COLUMNS["transparency_score"],
+}
+WHAT_IF_COLUMNS: dict[str, Any] = {
+    "time_change": cc.NumberColumn("time change", format="percent"),
+    "cost_change_usd": cc.NumberColumn("cost change (USD)", format="dollar"),
+}
+EXCLUDED_COLUMNS: dict[str, Any] = {
+    "price_usd_per_gpu_hour": OFFER_COLUMNS["price_usd_per_gpu_hour"],
+    "price_source_url": link("price source"),
+}
