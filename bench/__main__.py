@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-from bench import bench_model, bench_publish, bench_rank, bench_refresh
+from bench import bench_app, bench_model, bench_publish, bench_rank, bench_refresh
 
 RESULTS = Path(__file__).parent / "results.md"
 
@@ -31,6 +31,7 @@ def main() -> int:
     lines += bench_refresh.run(report)
     lines += bench_model.run(report)
     lines += bench_rank.run(report)
+    lines += bench_app.run(report)
     RESULTS.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

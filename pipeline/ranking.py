@@ -328,11 +328,18 @@ def rank_offers(
     now = now or datetime.now(UTC)
     specs = catalog.gpu_specs()
     snapshot_id = snapshot.snapshot_id if snapshot else None
-    excluded: list[dict[str, Any]] = []
     candidates: list[dict[str, Any]] = []
-    for offer in offers.to_dict("records"):
-        offer = {k: (None if _missing(v) else v) for k, v in offer.items()}
-        key = offer_key(offer)
+    # offer-level exclusions in bulk (columns, not rows): most offers stop here
+    offers = offers.reset_index(drop=True)
+    keys = _offer_keys(offers)
+    reasons = _offer_reasons(offers, request, specs)
+    out = reasons.notna()
+    bulk = offers.loc[out, [c for c in EXCLUDED_COLUMNS if c in offers.columns]].copy()
+    bulk["offer_key"], bulk["reason"], bulk["gpus"] = keys[out], reasons[out], None
+    excluded: list[dict[str, Any]] = []
+    kept = offers.loc[~out]
+    kept = kept.astype(object).where(kept.notna(), None)  # NULL as None, once
+    for offer, key in zip(kept.to_dict("records"), keys[~out], strict=True):
         base = {
             "provider": offer["provider"],
             "instance_type": offer["instance_type"],
@@ -343,10 +350,6 @@ def rank_offers(
             "price_source_url": offer.get("price_source_url"),
             "offer_key": key,
         }
-        reason = _offer_reason(offer, request, specs)
-        if reason:
-            excluded.append({**base, "gpus": None, "reason": reason})
-            continue
         per_node, node_note = _node_size(offer)
         for gpus in request.gpu_counts:
             plan = _plan(offer, request, gpus, per_node)
@@ -393,7 +396,10 @@ def rank_offers(
         frame["transparency_score"] = [scores.get(p) for p in frame["provider"]]
         frame["notes"] = ["; ".join(notes) or None for notes in frame["notes"]]
         frame = frame.reindex(columns=OFFER_COLUMNS)  # absent input columns stay NULL
-    excluded_frame = pd.DataFrame(excluded, columns=EXCLUDED_COLUMNS)
+    excluded_frame = pd.concat(
+        [bulk.reindex(columns=EXCLUDED_COLUMNS), pd.DataFrame(excluded, columns=EXCLUDED_COLUMNS)],
+        ignore_index=True,
+    )
     excluded_frame["gpus"] = excluded_frame["gpus"].astype("Int64")
     return RankResult(
         snapshot,
@@ -421,32 +427,73 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT
 
 
-def _offer_reason(
-    offer: Mapping[str, Any], request: RankRequest, specs: Mapping[str, Any]
-) -> str | None:
-    if offer["pricing_tier"] not in {tier.value for tier in request.tiers}:
-        return f"pricing tier {offer['pricing_tier']} not requested"
-    model = offer.get("gpu_model")
-    if not model:
-        return f"GPU not identified (the provider calls it {offer.get('gpu_name')!r})"
-    if model not in specs:
-        return f"GPU {model}: its specs are incomplete in gpus.csv"
-    if request.gpu_models is not None and model not in request.gpu_models:
-        return f"GPU {model} not among the requested models"
-    if request.regions is not None and offer.get("region") not in request.regions:
-        return f"region {offer.get('region') or 'not stated'} not among the requested regions"
-    if not offer.get("price_usd_per_gpu_hour"):
-        return "no price in USD per GPU-hour"
-    fabric = offer.get("fabric_class")
-    if request.min_fabric_class and (
-        fabric is None or FABRIC_ORDER[fabric] < FABRIC_ORDER[request.min_fabric_class]
-    ):
-        stated = fabric or "unknown (no source states it)"
-        return f"fabric {stated} is below the minimum {request.min_fabric_class}"
-    if request.multi_node_required and offer.get("multi_node") is not True:
-        stated = "not stated" if offer.get("multi_node") is None else "single-node only"
-        return f"multi-node required; the offer's multi-node support is {stated}"
-    return None
+def _offer_keys(offers: pd.DataFrame) -> pd.Series:
+    """offer_key for every row, built from columns."""
+    parts = [
+        offers[name].astype(object).where(offers[name].notna(), "-").astype(str)
+        if name in offers.columns
+        else pd.Series("-", index=offers.index)
+        for name in ("provider", "instance_type", "region", "pricing_tier")
+    ]
+    return parts[0].str.cat(parts[1:], sep="/").replace("", "-")
+
+
+def _column(offers: pd.DataFrame, name: str) -> pd.Series:
+    if name in offers.columns:
+        return offers[name].astype(object).where(offers[name].notna(), None)
+    return pd.Series([None] * len(offers), index=offers.index, dtype=object)
+
+
+def _offer_reasons(
+    offers: pd.DataFrame, request: RankRequest, specs: Mapping[str, Any]
+) -> pd.Series:
+    """Why each offer cannot be ranked for ``request`` at all (None: it may be), in order:
+    tier, GPU, requested GPUs and regions, price, minimum fabric, multi-node required."""
+    tier, model = _column(offers, "pricing_tier"), _column(offers, "gpu_model")
+    name, region = _column(offers, "gpu_name"), _column(offers, "region")
+    price, fabric = _column(offers, "price_usd_per_gpu_hour"), _column(offers, "fabric_class")
+    multi = _column(offers, "multi_node")
+    reasons = pd.Series([None] * len(offers), index=offers.index, dtype=object)
+
+    def give(mask: pd.Series, text: pd.Series | str) -> None:
+        fill = mask & reasons.isna()
+        reasons[fill] = text[fill] if isinstance(text, pd.Series) else text
+
+    tiers = {t.value for t in request.tiers}
+    give(~tier.isin(tiers), "pricing tier " + tier.astype(str) + " not requested")
+    give(model.isna(), "GPU not identified (the provider calls it " + name.map(repr) + ")")
+    give(
+        model.notna() & ~model.isin(list(specs)),
+        "GPU " + model.astype(str) + ": its specs are incomplete in gpus.csv",
+    )
+    if request.gpu_models is not None:
+        give(
+            ~model.isin(list(request.gpu_models)),
+            "GPU " + model.astype(str) + " not among the requested models",
+        )
+    if request.regions is not None:
+        give(
+            ~region.isin(list(request.regions)),
+            "region "
+            + region.fillna("not stated").astype(str)
+            + " not among the requested regions",
+        )
+    give(price.isna() | (price.fillna(0) == 0), "no price in USD per GPU-hour")
+    if request.min_fabric_class:
+        floor = FABRIC_ORDER[request.min_fabric_class]
+        rank_of = fabric.map(lambda f: FABRIC_ORDER.get(f, -1) if f is not None else -1)
+        stated = fabric.fillna("unknown (no source states it)").astype(str)
+        give(
+            rank_of < floor,
+            "fabric " + stated + f" is below the minimum {request.min_fabric_class}",
+        )
+    if request.multi_node_required:
+        stated = multi.map(lambda m: "not stated" if m is None else "single-node only")
+        give(
+            multi.map(lambda m: m is not True),
+            "multi-node required; the offer's multi-node support is " + stated,
+        )
+    return reasons
 
 
 def _node_size(offer: Mapping[str, Any]) -> tuple[int, str | None]:
