@@ -6,7 +6,7 @@ INSTALLED := $(VENV)/.installed
 WAREHOUSE ?= data/warehouse.duckdb
 PORT ?= 8501
 
-.PHONY: app test bench lint format venv warehouse clean
+.PHONY: app test bench lint format venv warehouse clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,21 @@ warehouse: venv
 app: warehouse
 	$(BIN)/fabricscope serve --warehouse $(WAREHOUSE) --port $(PORT)
 
-test: venv
+# The browser tests (tests/e2e) drive Debian's Chromium; install it where we may (root with
+# apt-get), else say how.
+CHROMIUM := /usr/bin/chromium
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else \
+			echo "the browser tests need $(CHROMIUM): sudo apt-get install chromium" >&2; \
+			exit 1; \
+		fi; \
+	fi
+
+test: venv browser
 	$(BIN)/python -m pytest
 
 bench: $(BENCH_INSTALLED)
