@@ -187,6 +187,10 @@ def _recomputation(text: str) -> ActivationRecomputation:
         Recompute.SELECTIVE: ActivationRecomputation.SELECTIVE,
         Recompute.FULL: ActivationRecomputation.FULL,
     }
+    if text.startswith("block-"):
+        # our layout recomputes a share of the layers (Megatron's block method); llm-analysis
+        # has no such mode, so it gets full recompute, the closest mode that fits memory
+        return ActivationRecomputation.FULL
     try:
         return mapping[Recompute(text)]
     except ValueError:

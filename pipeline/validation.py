@@ -333,7 +333,10 @@ def _precision(text: str, notes: list[str]) -> Precision:
 def _recompute(text: str, notes: list[str]) -> Recompute | None:
     lowered = text.strip().lower()
     if not lowered:
-        notes.append("activation recompute not stated: searched (none/selective/full)")
+        notes.append(
+            "activation recompute not stated: searched (none, selective, full, and block "
+            "recompute of 25/50/75% of each stage's layers)"
+        )
         return None
     for mode in (Recompute.SELECTIVE, Recompute.FULL, Recompute.NONE):
         if lowered.startswith(mode.value):

@@ -68,6 +68,9 @@ class ModelConstants:
 
 
 VIRTUAL_STAGES = (1, 2, 4, 8)
+# shares of each stage's layers a searched full recompute may cover (Megatron's block method
+# recomputes the first N layers of each stage and keeps the rest's activations)
+BLOCK_SHARES = (0.25, 0.5, 0.75, 1.0)
 
 
 def _virtual_choices(layers: int, pp: int) -> list[int]:
@@ -93,6 +96,14 @@ class LayoutGrid:
     micro_batch: Array
     recompute: NDArray[np.int64]  # index into RECOMPUTE_MODES
     given: bool = False
+    # full recompute of this share of each stage's layers (Megatron's --recompute-method
+    # block); 1 is every layer (uniform), 0 for none and selective
+    recompute_share: Array | None = None
+
+    def __post_init__(self) -> None:
+        if self.recompute_share is None:
+            share = np.where(self.recompute == RECOMPUTE_MODES.index(Recompute.FULL), 1.0, 0.0)
+            object.__setattr__(self, "recompute_share", share)
 
     @classmethod
     def search(cls, workload: Workload, max_tp: int) -> LayoutGrid:
@@ -128,18 +139,28 @@ class LayoutGrid:
         fixed_mb = micro_batch or workload.micro_batch_size
         mbs = [fixed_mb] if fixed_mb else [1, 2, 4, 8]
         mode = recompute or workload.activation_recompute
-        modes = [RECOMPUTE_MODES.index(mode)] if mode else list(range(len(RECOMPUTE_MODES)))
+        full = RECOMPUTE_MODES.index(Recompute.FULL)
+        if mode:  # stated: that mode, and "full" means every layer
+            modes = [(RECOMPUTE_MODES.index(mode), 1.0 if mode is Recompute.FULL else 0.0)]
+        else:  # searched: none, selective, and full recompute of a share of the layers
+            modes = [(0, 0.0), (1, 0.0), *((full, share) for share in BLOCK_SHARES)]
         rows = [
-            (t, p, v, b, r)
+            (t, p, v, b, r, share)
             for t in tps
             for p in pps
             for v in ([virtual] if virtual else _virtual_choices(workload.layers, p))
             for b in mbs
-            for r in modes
+            for r, share in modes
         ]
         grid = np.array(rows, dtype=np.float64)
         return cls(
-            grid[:, 0], grid[:, 1], grid[:, 2], grid[:, 3], grid[:, 4].astype(np.int64), given
+            grid[:, 0],
+            grid[:, 1],
+            grid[:, 2],
+            grid[:, 3],
+            grid[:, 4].astype(np.int64),
+            given,
+            grid[:, 5],
         )
 
 
@@ -207,6 +228,13 @@ def _ring_gather(size: Array, n: Array, bus: Array, step_latency: Array, base: f
     return np.where(n > 1, time, 0.0)
 
 
+def _recompute_label(mode: int, share: float) -> str:
+    """none, selective, full (every layer) or block-N% (full recompute of N% of the layers)."""
+    if RECOMPUTE_MODES[mode] is Recompute.FULL and share < 1.0:
+        return f"block-{share:.0%}"
+    return RECOMPUTE_MODES[mode].value
+
+
 def _gemm_width(workload: Workload, t: Array) -> Array:
     """The layer's GEMMs' effective width on one tensor-parallel rank.
 
@@ -243,6 +271,8 @@ def estimate(
     t, p, b = layout.tp[None, :], layout.pp[None, :], layout.micro_batch[None, :]  # (1, K)
     v = layout.virtual[None, :]
     rc = layout.recompute[None, :]
+    assert layout.recompute_share is not None
+    share = np.where(rc == 2, layout.recompute_share[None, :], 0.0)  # layers fully recomputed
     n_gpu, per_node, domain = col["gpu_count"], col["gpus_per_node"], col["nvlink_domain_gpus"]
 
     dp = n_gpu / (t * p)
@@ -270,9 +300,8 @@ def estimate(
     else:  # frozen base: forward and input gradients only; weight gradients for adapters
         model_flops_token = 4.0 * p_act + 6.0 * p_train + attention_flops
     model_flops_step = model_flops_token * tokens_step
-    recompute_extra = np.select(
-        [rc == 2, rc == 1], [1.0 / 3.0, 0.0], 0.0
-    )  # full recompute re-runs the forward: 8PD instead of 6PD (4.1)
+    # full recompute re-runs the forward of the layers it covers: 8PD instead of 6PD (4.1)
+    recompute_extra = share / 3.0
     hw_flops_step = model_flops_step * (1.0 + recompute_extra)
     # the per-rank matrix width at which a GPU reaches half its efficiency grows with its
     # ridge point (peak FLOP/s over HBM bytes/s): a faster GPU needs bigger matrices
@@ -291,7 +320,7 @@ def estimate(
         # adds a read, a write and a mask (5 each way); a full recompute repeats the forward
         forward = 4.0 + (5.0 if workload.dropout else 0.0)
         backward = 6.0 + (5.0 if workload.dropout else 0.0)
-        per_score = forward * (1.0 + (rc == 2)) + backward
+        per_score = forward * (1.0 + share) + backward
         scores_per_gpu = (layers / p) * m * b * (workload.heads / t) * float(s) * s
         compute = compute + scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
 
@@ -305,7 +334,7 @@ def estimate(
 
     # ---- tensor parallel: 4 collectives per layer per micro-batch (+2 with full recompute)
     tp_volume = b * s * h * beta
-    tp_colls = 4.0 + 2.0 * (rc == 2)
+    tp_colls = 4.0 + 2.0 * share
     tp_time = (
         (m * layers / p)
         * tp_colls
@@ -422,7 +451,8 @@ def estimate(
     per_layer = np.select(
         [rc == 0, rc == 1],
         [s * b * h * (kept + scores) / t, kept * s * b * h / t],
-        2.0 * s * b * h / t,
+        # block recompute: the covered layers keep their input only, the others everything
+        (share * 2.0 + (1.0 - share) * (kept + scores)) * s * b * h / t,
     )
     in_flight = np.minimum(p, m) * (1.0 + (p - 1) / (p * v) * (v > 1))
     activations = (layers / p) * per_layer * in_flight + 4.0 * s * b * vocab / t
@@ -512,6 +542,9 @@ def estimate(
         dp=chosen(dp),
         micro_batch=chosen(np.broadcast_to(b, candidate.shape)),
         virtual_stages=chosen(np.broadcast_to(v, candidate.shape)),
-        recompute=[RECOMPUTE_MODES[int(i)].value for i in layout.recompute[pick]],
+        recompute=[
+            _recompute_label(int(i), float(f))
+            for i, f in zip(layout.recompute[pick], layout.recompute_share[pick], strict=True)
+        ],
         verdict=verdict,
     )

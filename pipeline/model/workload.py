@@ -85,7 +85,10 @@ class Workload(_Spec):
         default=None, gt=0, le=1024, description="sequences per micro-batch; searched if omitted"
     )
     precision: Precision = Precision.BF16
-    activation_recompute: Recompute | None = Field(default=None, description="searched if omitted")
+    activation_recompute: Recompute | None = Field(
+        default=None,
+        description="searched if omitted (with full recompute of a share of the layers too)",
+    )
     zero_stage: int = Field(default=1, ge=0, le=3, description="3 means FSDP full shard")
     tp_comm_overlap: bool = Field(
         default=False, description="TP collectives overlapped with GEMMs (--tp-comm-overlap)"

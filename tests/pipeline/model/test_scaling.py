@@ -220,3 +220,17 @@ def test_tensor_parallelism_narrows_one_side_of_each_gemm():
     assert 0.5 * h < width[0] < h  # K N / (K + N) of h-wide GEMMs: about h/2 to 4h/5
     assert width[1] > h / 8  # TP 8 does not cut the width eightfold
     assert width[1] < width[0]
+
+
+def test_block_recompute_covers_a_share_of_the_layers_when_that_is_enough():
+    # Llama 3 405B at TP 8 x PP 16 (2 chunks): no recompute does not fit 80 GB; recomputing
+    # half of each stage's layers does, and costs less than recomputing all of them
+    job = preset("llama3-405b")
+    hw = profiles([hardware(8192, "infiniband")])
+    searched = estimate(job, hw, LayoutGrid.partial(job, 8, 16, 1, None, 2))
+    everything = estimate(job, hw, LayoutGrid.partial(job, 8, 16, 1, Recompute.FULL, 2))
+    assert searched.fits_memory[0] and searched.recompute[0].startswith("block-")
+    assert searched.step_time_s[0] < everything.step_time_s[0]
+    assert searched.memory_gb_per_gpu[0] > everything.memory_gb_per_gpu[0]
+    # a stated "full" means every layer
+    assert everything.recompute[0] == "full"
