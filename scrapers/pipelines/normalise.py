@@ -13,7 +13,8 @@ class NormalisePipeline(FabricscopePipeline):
     def process_item(self, item: RawItem) -> RawItem:
         name = item.get("gpu_name")
         memory = item.get("gpu_memory_gb") if isinstance(item, RawOffer) else None
-        model = gpu_catalog().canonical(name, memory)
+        hint = item.get("instance_type") if isinstance(item, RawOffer) else None
+        model = gpu_catalog().canonical(name, memory, hint)
         if name and model is None:
             assert self.crawler.stats is not None
             self.crawler.stats.inc_value("fabricscope/gpu_unmapped")

@@ -28,6 +28,31 @@ def test_gpu_names_map_exactly_or_not_at_all(crawler, raw_offer, name, memory, m
 
 
 @pytest.mark.parametrize(
+    ("name", "memory", "instance_type", "model"),
+    [
+        ("H100", None, "gpu_1x_h100_pcie", "H100-PCIE-80GB"),  # the type names the form
+        ("H100", None, "gpu_8x_h100_sxm5", "H100-SXM-80GB"),
+        ("H100", None, "1x-H100_NVL-32-65536", "H100-NVL-94GB"),
+        ("H200", None, "gpu-h200-sxm_1gpu-16vcpu-200gb", "H200-SXM-141GB"),
+        ("A100-80GB", None, "crusoe_A100-80G-sxm4x8", "A100-SXM-80GB"),
+        ("A100", 40, "gpu_8x_a100_sxm4", "A100-SXM-40GB"),
+        ("A100", None, "denvr_A100-sxm4x8", None),  # SXM, but 40 or 80 GB? still unknown
+        ("H100", None, "paperspace_H100", None),  # no form in the type
+        ("H100", None, "mixed_pcie_and_sxm", None),  # two forms: not certain
+        ("H100", None, "gpu_1x_h100_pcienext", None),  # a word containing pcie is not pcie
+    ],
+)
+def test_an_instance_type_that_names_the_form_factor_settles_a_bare_name(
+    crawler, raw_offer, name, memory, instance_type, model
+):
+    item = NormalisePipeline.from_crawler(crawler).process_item(
+        raw_offer(gpu_name=name, gpu_memory_gb=memory, instance_type=instance_type)
+    )
+    assert item["gpu_model"] == model
+    assert item["gpu_name"] == name  # the published name is kept as it was
+
+
+@pytest.mark.parametrize(
     ("basis", "price", "count", "per_hour", "per_gpu_hour"),
     [
         ("per_gpu", 2.0, 8, 16.0, 2.0),

@@ -30,8 +30,15 @@ def test_one_offer_per_region_at_the_global_price():
         "per_instance",
     )
     assert first["obtained_by"] == "catalog"
-    # bare "H100" (SXM or PCIe?) stays unknown; 81920 MiB is 80 GB per GPU
-    assert (first["gpu_name"], first["gpu_model"], first["gpu_memory_gb"]) == ("H100", None, 80)
+    # bare "H100" (SXM or PCIe?) is settled by the instance type's "sxm5"; 81920 MiB is
+    # 80 GB per GPU
+    assert (first["gpu_name"], first["gpu_model"], first["gpu_memory_gb"]) == (
+        "H100",
+        "H100-SXM-80GB",
+        80,
+    )
+    bare = offers(parsed, "gpu_8x_a100")[0]  # no form factor in the type: still unknown
+    assert (bare["gpu_name"], bare["gpu_model"]) == ("A100", None)
     assert not [o for o in parsed["offers"] if o["pricing_tier"] != "on_demand"]
 
 
@@ -49,7 +56,8 @@ def test_gpu_models_and_per_gpu_memory():
     # TotalGpuMemoryInMiB equals the per-GPU size in this catalog: never multiplied
     a6000 = offers(parsed, "gpu_4x_a6000")[0]
     assert (a6000["gpu_model"], a6000["gpu_memory_gb"]) == ("A6000-PCIE-48GB", 48)
-    assert offers(parsed, "gpu_8x_a100_80gb_sxm4")[0]["gpu_model"] is None  # "A100-80GB"
+    # "A100-80GB" alone is SXM or PCIe; the type's "sxm4" says which
+    assert offers(parsed, "gpu_8x_a100_80gb_sxm4")[0]["gpu_model"] == "A100-SXM-80GB"
 
 
 def test_a_page_it_does_not_know_fails_the_run():

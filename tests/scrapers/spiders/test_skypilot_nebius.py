@@ -23,7 +23,7 @@ def test_on_demand_and_spot_are_separate_offers():
         "eu-north1",
         8,
     )
-    assert on_demand["gpu_model"] is None  # bare "H100"
+    assert on_demand["gpu_model"] == "H100-SXM-80GB"  # bare "H100", "sxm" in the type
     b200 = by_type[("gpu-b200-sxm_8gpu-160vcpu-1792gb", "on_demand")]
     assert (b200["gpu_model"], b200["price_usd_per_hour"]) == ("B200-SXM-180GB", 44.0)
     l40s = by_type[("gpu-l40s-a_1gpu-8vcpu-32gb", "on_demand")]
