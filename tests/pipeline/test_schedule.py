@@ -121,7 +121,10 @@ def test_two_schedulers_at_once_the_second_refuses_and_each_trigger_fires_once(t
     assert 2 <= len(done) <= elapsed / 4 + 2, (len(done), log)
     starts = sorted(done["started_at"])
     gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(starts)]
-    assert all(gap > 2 for gap in gaps), gaps  # never two runs for one trigger
+    # two schedulers would start the same trigger's run twice within milliseconds; one
+    # scheduler starts runs a whole crawl apart at least (a start-up catch-up run may be
+    # followed by the first regular fire as soon as it ends)
+    assert all(gap > 0.5 for gap in gaps), gaps
 
 
 def test_a_crawl_slower_than_its_interval_never_overlaps_and_the_skip_is_logged(tmp_path):
