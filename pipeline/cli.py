@@ -713,6 +713,13 @@ def calibrate(
         fmt,
         title="calibration stored",
     )
+    if fit.collective.value != "all_reduce" or not fitted.n_nodes or fitted.n_nodes < 2:
+        # stored as measured, but the model reads multi-node all-reduce runs only
+        err.print(
+            "note: rankings and estimates use multi-node all_reduce calibrations only; this one "
+            "is stored for reference"
+            + (" (give --nodes if the run spanned nodes)" if not fitted.n_nodes else "")
+        )
 
 
 def _rounded(value: Any) -> Any:

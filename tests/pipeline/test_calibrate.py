@@ -104,3 +104,24 @@ def test_garbage_uploads_get_one_clear_line_and_store_nothing(warehouse_path, tm
         str(warehouse_path),
     )
     assert bad_class.returncode == 2 and "pigeon" in bad_class.stderr
+
+
+def test_a_calibration_the_model_will_not_use_says_so(warehouse_path):
+    stored = fabricscope(
+        "calibrate", str(NCCL / "nvlink_1n_8g_all_reduce.txt"), "--provider", "lambda",
+        "--fabric-class", "infiniband", "--warehouse", str(warehouse_path),
+    )  # fmt: skip
+    assert stored.returncode == 0, stored.stderr
+    assert "multi-node all_reduce calibrations only" in stored.stderr
+    gather = fabricscope(
+        "calibrate", str(NCCL / "tcpxo_2n_16g_all_gather.txt"), "--provider", "gcp",
+        "--fabric-class", "tcpx", "--collective", "all_gather",
+        "--warehouse", str(warehouse_path),
+    )  # fmt: skip
+    assert gather.returncode == 0, gather.stderr
+    assert "multi-node all_reduce calibrations only" in gather.stderr
+    used = fabricscope(
+        "calibrate", str(NCCL / "roce_2n_16g_all_reduce.txt"), "--provider", "oracle",
+        "--fabric-class", "roce", "--warehouse", str(warehouse_path),
+    )  # fmt: skip
+    assert used.returncode == 0 and "only" not in used.stderr
