@@ -176,6 +176,19 @@ class RankResult:
         )
 
 
+# where a step's time goes (seconds per step) and the share of time not lost to failures
+STEP_PARTS = (
+    "step_time_s",
+    "compute_s",
+    "tp_comm_s",
+    "pp_comm_s",
+    "dp_comm_exposed_s",
+    "ep_comm_s",
+    "bubble_s",
+    "optimizer_s",
+    "failure_overhead_s",
+    "goodput",
+)
 OFFER_COLUMNS = [
     "rank",
     "provider",
@@ -213,16 +226,7 @@ OFFER_COLUMNS = [
     "transparency_score",
     "pareto",
     "score",
-    "step_time_s",
-    "compute_s",
-    "tp_comm_s",
-    "pp_comm_s",
-    "dp_comm_exposed_s",
-    "ep_comm_s",
-    "bubble_s",
-    "optimizer_s",
-    "failure_overhead_s",
-    "goodput",
+    *STEP_PARTS,
     "notes",
     "offer_key",
     "snapshot_id",
@@ -247,16 +251,7 @@ _OUTPUTS = (
     "comm_fraction_exposed",
     "fabric_share_of_comm",
     "memory_gb_per_gpu",
-    "step_time_s",
-    "compute_s",
-    "tp_comm_s",
-    "pp_comm_s",
-    "dp_comm_exposed_s",
-    "ep_comm_s",
-    "bubble_s",
-    "optimizer_s",
-    "failure_overhead_s",
-    "goodput",
+    *STEP_PARTS,
 )
 
 OFFERS_SQL = "select * from instance_catalog"

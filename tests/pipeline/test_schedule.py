@@ -38,6 +38,20 @@ def environment(folder: Path, config: Path) -> dict[str, str]:
     }
 
 
+def cli(
+    folder: Path, config: Path, *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """One `fabricscope` command with the test's folder and configuration."""
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", *args],
+        cwd=ROOT,
+        env=environment(folder, config),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def start(folder: Path, config: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "pipeline.cli", "schedule", *args],
@@ -86,14 +100,7 @@ def test_invalid_schedule_config_refuses_to_start(tmp_path):
     ]
     for text, message in cases:
         config = write_config(tmp_path, text)
-        done = subprocess.run(
-            [sys.executable, "-m", "pipeline.cli", "schedule", "--once", "--offline"],
-            cwd=ROOT,
-            env=environment(tmp_path, config),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = cli(tmp_path, config, "schedule", "--once", "--offline", timeout=60)
         assert done.returncode == 2, (text, done.stderr)
         assert message in done.stderr and done.stderr.count("\n") == 1, (text, done.stderr)
         assert not (tmp_path / "data" / "warehouse.duckdb").exists()  # refused before work
@@ -218,14 +225,7 @@ def test_a_failing_source_keeps_its_last_good_data_while_two_others_publish(tmp_
             "[schedule.sources.voltage_park]\n"
             f"start_url = '{server.url('/down')}'\n",
         )
-        done = subprocess.run(
-            [sys.executable, "-m", "pipeline.cli", "schedule", "--once", "--live"],
-            cwd=ROOT,
-            env=environment(tmp_path, config),
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
+        done = cli(tmp_path, config, "schedule", "--once", "--live", timeout=240)
         assert done.returncode == 3, done.stderr  # some due jobs failed
         for source in ("lambda_cloud", "hyperstack"):
             assert runs(tmp_path, source).iloc[-1]["status"] == "ok", done.stderr
@@ -235,13 +235,8 @@ def test_a_failing_source_keeps_its_last_good_data_while_two_others_publish(tmp_
             path, "select * from offers_current where source = 'voltage_park' order by all"
         )
         pd.testing.assert_frame_equal(still, kept)
-        status = subprocess.run(
-            [sys.executable, "-m", "pipeline.cli", "status", "--format", "csv"],
-            cwd=ROOT,
-            env=environment(tmp_path, tmp_path / "fabricscope.toml"),
-            capture_output=True,
-            text=True,
-            timeout=60,
+        status = cli(
+            tmp_path, tmp_path / "fabricscope.toml", "status", "--format", "csv", timeout=60
         )
         line = next(x for x in status.stdout.splitlines() if x.startswith("voltage_park,"))
         assert ",True," in line and "503" in line, status.stdout  # stale, with the error
@@ -281,14 +276,7 @@ def test_a_source_can_have_its_own_staleness_threshold(tmp_path):
     config = write_config(
         tmp_path, "[schedule.sources.vast_bundles]\nstale_after_hours = 2\n"
     )  # hourly marketplace: stale after 2 h; the others after the global 48 h
-    done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "status", "--format", "csv"],
-        cwd=ROOT,
-        env=environment(tmp_path, config),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = cli(tmp_path, config, "status", "--format", "csv", timeout=60)
     assert done.returncode == 0, done.stderr
     rows = {line.split(",")[0]: line.split(",")[1:3] for line in done.stdout.splitlines()[1:]}
     assert rows["vast_bundles"] == ["True", "2.0"]
@@ -307,14 +295,7 @@ def test_a_crawl_past_its_timeout_is_killed_and_recorded(tmp_path):
             f"start_url = '{server.url('/hang')}'\n",  # answers after 30 s
         )
         began = time.monotonic()
-        done = subprocess.run(
-            [sys.executable, "-m", "pipeline.cli", "schedule", "--once", "--live"],
-            cwd=ROOT,
-            env=environment(tmp_path, config),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = cli(tmp_path, config, "schedule", "--once", "--live", timeout=120)
         assert time.monotonic() - began < 25
         assert done.returncode == 1, done.stderr  # the only due job failed
         last = runs(tmp_path, "lambda_cloud").iloc[-1]
