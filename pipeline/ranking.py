@@ -372,15 +372,16 @@ def rank_offers(
         else:
             ranked.append(row)
 
-    best = _best_per_offer(ranked, request)
-    frame = pd.DataFrame(best)
+    frame = pd.DataFrame(_note_limits(ranked, request))
     if frame.empty:
         frame = pd.DataFrame(columns=OFFER_COLUMNS)
     else:
+        # one score orders the GPU counts of an offer and the offers: each keeps its best
         frame["score"] = _scores(frame, request)
         frame = frame.sort_values(
             ["score", "time_to_train_h", "provider", "offer_key"], kind="mergesort"
-        ).reset_index(drop=True)
+        )
+        frame = frame.drop_duplicates("offer_key").reset_index(drop=True)
         frame["rank"] = np.arange(1, len(frame) + 1)
         frame["pareto"] = _pareto(frame["time_to_train_h"], frame["cost_usd"])
         frame["data_age_days"] = [
@@ -412,7 +413,8 @@ def rank_offers(
 def offer_key(offer: Mapping[str, Any]) -> str:
     """A stable key for an offer within a snapshot (provider/type/region/tier)."""
     parts = ("provider", "instance_type", "region", "pricing_tier")
-    return "/".join(str(offer.get(part) or "-") for part in parts)
+    values = (offer.get(part) for part in parts)
+    return "/".join("-" if _missing(v) or v == "" else str(v) for v in values)
 
 
 # ---- per offer
@@ -658,31 +660,20 @@ def _result_reason(row: Mapping[str, Any], request: RankRequest) -> str | None:
     return None
 
 
-def _best_per_offer(rows: Sequence[dict[str, Any]], request: RankRequest) -> list[dict[str, Any]]:
-    """One row per offer: the GPU count that serves the objective best (pessimistic end)."""
-    best: dict[str, dict[str, Any]] = {}
+def _note_limits(rows: list[dict[str, Any]], request: RankRequest) -> list[dict[str, Any]]:
+    """Rows kept because their optimistic end meets the budget or deadline say so when
+    their pessimistic end does not."""
     for row in rows:
         if request.max_budget_usd and row["cost_usd"] > request.max_budget_usd:
             row["notes"].append("may exceed the budget at the pessimistic end")
         if request.deadline_hours and row["time_to_train_h"] > request.deadline_hours:
             row["notes"].append("may miss the deadline at the pessimistic end")
-        key = row["offer_key"]
-        if key not in best or _key(row, request) < _key(best[key], request):
-            best[key] = row
-    return list(best.values())
-
-
-def _key(row: Mapping[str, Any], request: RankRequest) -> tuple[float, float]:
-    time, cost = float(row["time_to_train_h"]), float(row["cost_usd"])
-    if request.objective == "time":
-        return time, cost
-    if request.objective == "cost":
-        return cost, time
-    return request.time_weight * math.log(time) + (1 - request.time_weight) * math.log(cost), time
+    return rows
 
 
 def _scores(frame: pd.DataFrame, request: RankRequest) -> pd.Series:
-    """Lower is better. Blend: weighted time and cost, each over the best offer's."""
+    """Lower is better, at the pessimistic end. Blend: weighted time and cost, each over
+    the best among every (offer, GPU count) candidate."""
     time, cost = frame["time_to_train_h"].astype(float), frame["cost_usd"].astype(float)
     if request.objective == "time":
         return time / time.min()

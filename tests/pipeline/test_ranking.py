@@ -118,11 +118,12 @@ def test_exclusions_carry_their_reasons(fixture_warehouse):
     assert reasons.str.contains("GPU not identified").any()
     assert result.excluded["reason"].notna().all()
     every = rank(fixture_warehouse, request("finetune-7b-lora", "8"))
-    counted = len(every.offers) + every.excluded["offer_key"].nunique()
-    with_offers = len(
-        pd.unique(pd.concat([every.offers["offer_key"], every.excluded["offer_key"]]))
-    )
-    assert counted >= with_offers  # each offer is ranked or excluded, none dropped silently
+    # every catalog offer is ranked or excluded with a reason: none dropped silently
+    from pipeline.ranking import offer_key
+
+    catalog = {offer_key(row) for row in every.catalog.to_dict("records")}
+    seen = set(every.offers["offer_key"]) | set(every.excluded["offer_key"])
+    assert catalog and seen == catalog
 
     strict = rank(
         fixture_warehouse,
