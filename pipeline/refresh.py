@@ -53,17 +53,24 @@ class RefreshError(Exception):
     """The crawl process itself failed; the message says how."""
 
 
-def list_sources() -> list[str]:
+def source_crons() -> dict[str, str]:
+    """Every source and its spider's refresh_cron (the spiders are listed in a subprocess:
+    importing them here would import Scrapy and Twisted into the caller)."""
     result = subprocess.run(
-        [sys.executable, "-m", "scrapers.tools", "list"],
+        [sys.executable, "-m", "scrapers.tools", "list", "--json"],
         capture_output=True,
         text=True,
         cwd=_ROOT,
         check=False,
+        env={**os.environ, "PYTHONPATH": str(_ROOT)},
     )
     if result.returncode != 0:
         raise RefreshError(f"cannot list sources: {result.stderr.strip()[-500:]}")
-    return result.stdout.split()
+    return {item["name"]: item["refresh_cron"] for item in json.loads(result.stdout)}
+
+
+def list_sources() -> list[str]:
+    return sorted(source_crons())
 
 
 def _crawl_environment(warehouse: Path, data_dir: Path) -> dict[str, str]:

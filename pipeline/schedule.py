@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
 import signal
@@ -46,11 +45,13 @@ from pipeline import ranking
 from pipeline.config import Settings, SourceSchedule, cron_fields
 from pipeline.refresh import (
     _ROOT,
+    RefreshError,
     SourceOutcome,
     _close,
     _crawl_environment,
     _event,
     ensure_warehouse,
+    source_crons,
 )
 from pipeline.status import freshness_report
 from warehouse.db import WarehouseError, read_frame
@@ -103,25 +104,14 @@ class SourceJob:
         return previous
 
 
-def source_crons() -> dict[str, str]:
-    """Every source and its spider's refresh_cron."""
-    result = subprocess.run(
-        [sys.executable, "-m", "scrapers.tools", "list", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=_ROOT,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(_ROOT)},
-    )
-    if result.returncode != 0:
-        raise ScheduleError(f"cannot list sources: {result.stderr.strip()[-300:]}")
-    return {item["name"]: item["refresh_cron"] for item in json.loads(result.stdout)}
-
-
 def plan(settings: Settings, known: dict[str, str] | None = None) -> list[SourceJob]:
     """The jobs the configuration asks for; unknown sources and bad crons are refused."""
     config = settings.schedule
-    known = known if known is not None else source_crons()
+    if known is None:
+        try:
+            known = source_crons()
+        except RefreshError as exc:
+            raise ScheduleError(str(exc)) from None
     for name, given in (("sources", list(config.sources)), ("only", config.only or [])):
         unknown = sorted(set(given) - set(known))
         if unknown:
