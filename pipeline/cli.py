@@ -232,6 +232,28 @@ def export(
     out.print(f"snapshot {result.snapshot.snapshot_id} exported to {result.directory}")
 
 
+def _rank_request(workload: str, gpus: str, **fields: Any) -> ranking.RankRequest:
+    """A ranking request from command-line values; bad input is one line and exit 2."""
+    try:
+        return ranking.RankRequest(
+            workload=load_workload(workload), gpu_counts=ranking.parse_gpu_counts(gpus), **fields
+        )
+    except (WorkloadError, ranking.RankingError, HardwareError) as exc:
+        raise UserError(str(exc), code=2) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "request"
+        raise UserError(f"invalid rank request: {where}: {first['msg']}", code=2) from None
+
+
+def _require_warehouse(settings: Settings) -> None:
+    if not settings.warehouse.exists():
+        raise UserError(
+            f"no warehouse at {settings.warehouse}: build it with `fabricscope init` "
+            "(or `make app`)"
+        )
+
+
 def _export_shortlist(
     settings: Settings,
     workload: str | None,
@@ -246,24 +268,9 @@ def _export_shortlist(
         raise UserError("--shortlist needs --workload, --gpus and --output PREFIX", code=2)
     if (top is None) == (not offers):
         raise UserError("--shortlist needs either --top K or --offer KEY (repeatable)", code=2)
-    try:
-        request = ranking.RankRequest(
-            workload=load_workload(workload),
-            gpu_counts=ranking.parse_gpu_counts(gpus),
-            tiers=tuple(tiers or ["on_demand"]),
-            objective=objective,
-        )
-    except (WorkloadError, ranking.RankingError) as exc:
-        raise UserError(str(exc), code=2) from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "request"
-        raise UserError(f"invalid shortlist request: {where}: {first['msg']}", code=2) from None
-    if not settings.warehouse.exists():
-        raise UserError(
-            f"no warehouse at {settings.warehouse}: build it with `fabricscope init` "
-            "(or `make app`)"
-        )
+    tiers = list(tiers or ["on_demand"])
+    request = _rank_request(workload, gpus, tiers=tuple(tiers), objective=objective)
+    _require_warehouse(settings)
     try:
         picked = shortlisting.build(settings.warehouse, request, top, offers)
     except shortlisting.ShortlistError as exc:
@@ -605,32 +612,21 @@ def rank(
     the pessimistic end; the JSON output is an object whose "offers" key holds the rows.
     """
     settings = _settings(warehouse)
-    try:
-        request = ranking.RankRequest(
-            workload=load_workload(workload),
-            gpu_counts=ranking.parse_gpu_counts(gpus),
-            tiers=tuple(tier or ["on_demand"]),
-            gpu_models=tuple(gpu_model) if gpu_model else None,
-            regions=tuple(region) if region else None,
-            max_budget_usd=max_budget,
-            deadline_hours=deadline_hours,
-            min_fabric_class=min_fabric,
-            multi_node_required=multi_node,
-            objective=objective,
-            time_weight=time_weight,
-            fabric_override=what_if_fabric,
-        )
-    except (WorkloadError, ranking.RankingError, HardwareError) as exc:
-        raise UserError(str(exc), code=2) from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "request"
-        raise UserError(f"invalid rank request: {where}: {first['msg']}", code=2) from None
-    if not settings.warehouse.exists():  # after the request: bad input is exit 2 either way
-        raise UserError(
-            f"no warehouse at {settings.warehouse}: build it with `fabricscope init` "
-            "(or `make app`)"
-        )
+    request = _rank_request(
+        workload,
+        gpus,
+        tiers=tuple(tier or ["on_demand"]),
+        gpu_models=tuple(gpu_model) if gpu_model else None,
+        regions=tuple(region) if region else None,
+        max_budget_usd=max_budget,
+        deadline_hours=deadline_hours,
+        min_fabric_class=min_fabric,
+        multi_node_required=multi_node,
+        objective=objective,
+        time_weight=time_weight,
+        fabric_override=what_if_fabric,
+    )
+    _require_warehouse(settings)  # after the request: bad input is exit 2 either way
     result = ranking.rank(settings.warehouse, request)
     frame = result.excluded if show_excluded else result.offers
     if top is not None:
