@@ -74,12 +74,13 @@ BLOCK_SHARES = (0.25, 0.5, 0.75, 1.0)
 
 
 def _virtual_choices(layers: int, pp: int) -> list[int]:
-    """Interleaved schedule: v model chunks per stage, at least two layers each.
+    """Interleaved schedule: v model chunks per stage, at least one layer each.
 
-    Stages need not hold equal layer counts (Megatron places fewer layers on the first
-    and last stages, as Llama 3 405B's 126 layers on 16 stages do).
+    Megatron's ``--num-layers-per-virtual-pipeline-stage`` may be 1. Stages need not hold
+    equal layer counts (Megatron places fewer layers on the first and last stages, as
+    Llama 3 405B's 126 layers on 16 stages do: 4 chunks of about 2 layers per stage).
     """
-    return [v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and layers >= 2 * pp * v)]
+    return [v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and layers >= pp * v)]
 
 
 @dataclass(frozen=True)
