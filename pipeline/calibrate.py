@@ -93,7 +93,7 @@ def store(
 
 
 ALL_REDUCE_SQL = (
-    "select provider, fabric_class, calibration_id, n_nodes, gpus_per_node, "
+    "select provider, fabric_class, calibration_id, n_ranks, n_nodes, gpus_per_node, "
     "busbw_gbytes_s, alpha_us from calibration_current "
     "where collective = 'all_reduce' and n_nodes > 1"
 )

@@ -81,7 +81,8 @@ def profiles(
     """Hardware profiles from rows naming GPUs by canonical id or alias.
 
     A row with a ``provider`` whose (provider, fabric class) has a stored multi-node
-    all-reduce calibration uses the measured bandwidth instead of the class default.
+    all-reduce calibration uses the measured bandwidth instead of the class default, and its
+    measured latency where the run has the reference shape (``latency_multiplier``).
     """
     return build(with_calibrations(rows, calibrations))
 
@@ -107,6 +108,8 @@ def with_calibrations(
         if found and "measured_busbw_gbytes_s" not in row:
             out["measured_busbw_gbytes_s"] = found["busbw_gbytes_s"]
             out["measured_nodes"] = found["n_nodes"]
+            out["measured_alpha_us"] = found.get("alpha_us")
+            out["measured_ranks"] = found.get("n_ranks")
             out["fabric_source"] = f"calibration {found['calibration_id']}"
         elif "measured_busbw_gbytes_s" in row:
             out["fabric_source"] = "measured (hardware file)"

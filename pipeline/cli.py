@@ -31,7 +31,12 @@ from pipeline import shortlist as shortlisting
 from pipeline.config import ConfigError, Settings, load_settings
 from pipeline.model import scaling
 from pipeline.model.calibration import CalibrationError
-from pipeline.model.hardware import HardwareError
+from pipeline.model.hardware import (
+    REFERENCE_NODES,
+    REFERENCE_RANKS,
+    HardwareError,
+    latency_multiplier,
+)
 from pipeline.model.workload import Recompute
 from pipeline.refresh import RefreshError, SourceOutcome
 from pipeline.status import freshness_report
@@ -715,6 +720,12 @@ def calibrate(
             "note: rankings and estimates use multi-node all_reduce calibrations only; this one "
             "is stored for reference"
             + (" (give --nodes if the run spanned nodes)" if not fitted.n_nodes else "")
+        )
+    elif latency_multiplier(fit.alpha_us, fit.n_ranks, fitted.n_nodes) is None:
+        err.print(
+            "note: the model uses this run's bus bandwidth; its latency is compared with "
+            f"InfiniBand's only on {REFERENCE_NODES} nodes x {REFERENCE_RANKS // REFERENCE_NODES}"
+            " GPUs with latency-bound sizes, so the fabric class's latency stays"
         )
 
 

@@ -601,6 +601,8 @@ def _estimate(
                 float(gbps or 0.0),
                 resolved.get("measured_busbw_gbytes_s"),
                 resolved.get("measured_nodes"),
+                resolved.get("measured_alpha_us"),
+                resolved.get("measured_ranks"),
             )
             if key not in index:
                 index[key] = len(profile_rows)

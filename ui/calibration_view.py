@@ -13,7 +13,13 @@ import pandas as pd
 from pipeline import calibrate, catalog
 from pipeline.config import load_settings
 from pipeline.model.calibration import CalibrationError, Collective, NcclTestResult
-from pipeline.model.hardware import fabric_efficiency
+from pipeline.model.hardware import (
+    REFERENCE_ALPHA_US,
+    REFERENCE_NODES,
+    REFERENCE_RANKS,
+    fabric_efficiency,
+    latency_multiplier,
+)
 from pipeline.model.scaling import ModelConstants
 from warehouse.models import FabricClass
 
@@ -36,6 +42,16 @@ class Upload:
         result = self.calibration.result
         nodes = self.calibration.n_nodes
         return result.collective is Collective.ALL_REDUCE and nodes is not None and nodes > 1
+
+    @property
+    def latency_multiplier(self) -> float | None:
+        """Measured latency over InfiniBand's at the reference shape, if the model reads it."""
+        if not self.used_by_model:
+            return None
+        calibration = self.calibration
+        return latency_multiplier(
+            calibration.fit.alpha_us, calibration.result.n_ranks, calibration.n_nodes
+        )
 
 
 def fit_upload(
@@ -114,16 +130,35 @@ def class_comparison(upload: Upload, nic_gbps_per_gpu: float) -> pd.DataFrame:
     calibration = upload.calibration
     params = catalog.fabric_classes()[calibration.fabric_class]
     fitted = calibration.fit
+    step_us = ModelConstants().network_step_latency_s * 1e6
+    measured_multiplier = upload.latency_multiplier
+    at_reference = (calibration.result.n_ranks, calibration.n_nodes) == (
+        REFERENCE_RANKS,
+        REFERENCE_NODES,
+    )
+    class_alpha = REFERENCE_ALPHA_US * params.alpha_multiplier if at_reference else None
+    used_multiplier = (
+        params.alpha_multiplier if measured_multiplier is None else measured_multiplier
+    )
     rows: list[tuple[str, float | None, float | None, float | None, str]] = [
         (
-            "latency (µs)",
+            "all-reduce latency alpha (µs)",
             fitted.alpha_us,
-            params.latency_us,
-            ModelConstants().network_step_latency_s * 1e6 * params.alpha_multiplier,
-            "measured: the whole collective's alpha; class: one network hop; the model: "
-            "NCCL's ring step latency x the class multiplier (a calibration replaces the "
-            "bandwidth only)",
-        )
+            class_alpha,
+            None if class_alpha is None else REFERENCE_ALPHA_US * used_multiplier,
+            f"class: InfiniBand's measured {REFERENCE_ALPHA_US:g} µs on {REFERENCE_NODES} nodes "
+            f"x {REFERENCE_RANKS // REFERENCE_NODES} GPUs times the class's multiplier; only "
+            "that shape is compared",
+        ),
+        (
+            "network step latency (µs)",
+            None if measured_multiplier is None else step_us * measured_multiplier,
+            step_us * params.alpha_multiplier,
+            step_us * used_multiplier,
+            "NCCL's ring step latency over InfiniBand times the class's multiplier, or times "
+            "measured alpha / InfiniBand's when the run has the reference shape"
+            + ("" if measured_multiplier is not None else " (this one does not: class used)"),
+        ),
     ]
     nodes, per_node = calibration.n_nodes, calibration.gpus_per_node
     if nodes and per_node and nodes > 1 and nic_gbps_per_gpu > 0:

@@ -21,6 +21,15 @@ GIB = float(2**30)
 
 Array = NDArray[np.float64]
 
+# The latency a measured one is compared with: nccl-tests all_reduce_perf over InfiniBand on
+# 2 nodes x 8 GPUs (fixtures/nccl_tests/infiniband_2n_16g_all_reduce.txt), its small-message
+# alpha as pipeline.model.calibration.fit_alpha_beta fits it (30.5 µs). A fabric class's alpha
+# multiplier is its per-step latency over InfiniBand's, so a run of the same shape measured on
+# another fabric gives that fabric's multiplier as measured alpha / this one.
+REFERENCE_ALPHA_US = 30.5
+REFERENCE_RANKS = 16
+REFERENCE_NODES = 2
+
 
 class HardwareError(ValueError):
     """A hardware profile that cannot be modelled; the message names the field."""
@@ -62,8 +71,8 @@ class HardwareProfiles:
     hbm_bytes_per_s: Array
     scaleup_bytes_per_s: Array  # unidirectional per GPU
     nic_bytes_per_s: Array  # unidirectional per GPU; 0 for single-node-only hardware
-    fabric_latency_s: Array
-    fabric_alpha_multiplier: Array
+    fabric_latency_s: Array  # the class's typical small-message latency (shown, not modelled)
+    fabric_alpha_multiplier: Array  # per-step latency over InfiniBand's (class or measured)
     fabric_eta: Array
     fabric_knee_nodes: Array
     fabric_kappa: Array
@@ -90,6 +99,10 @@ def build_profiles(
     fabric_gbps_per_gpu, and optionally nvlink_domain_gpus, oversubscription and a
     measurement (measured_busbw_gbytes_s of an all-reduce over measured_nodes whole nodes)
     that replaces the class's small-scale efficiency.
+
+    A measurement may also carry measured_alpha_us (the all-reduce's fitted small-message
+    latency) and measured_ranks; when its shape is the reference's (2 nodes, 16 ranks) it
+    replaces the class's alpha multiplier (see :func:`latency_multiplier`).
 
     A single-node profile may use fabric_class "none" (its collectives never leave the node).
     """
@@ -126,6 +139,12 @@ def build_profiles(
             ratio = max(nodes / fabric.knee_nodes, 1.0)
             phi = max(fabric.phi_floor, 1.0 - fabric.kappa_per_doubling * math.log2(ratio))
             eta = min(1.0, measured / (per_node * nic_gbps / 8) / phi)
+        alpha_multiplier = fabric.alpha_multiplier if fabric else 1.0
+        measured_alpha = latency_multiplier(
+            row.get("measured_alpha_us"), row.get("measured_ranks"), row.get("measured_nodes")
+        )
+        if measured_alpha is not None and fabric:
+            alpha_multiplier = measured_alpha
         domain = float(row.get("nvlink_domain_gpus") or per_node)
         over = float(row.get("oversubscription") or 1.0)
         if over < 1:
@@ -141,7 +160,7 @@ def build_profiles(
             "scaleup_bytes_per_s": spec.scaleup_gbps_per_gpu * 1e9 / 2,
             "nic_bytes_per_s": nic_gbps * 1e9 / 8,
             "fabric_latency_s": (fabric.latency_us if fabric else 0.0) * 1e-6,
-            "fabric_alpha_multiplier": fabric.alpha_multiplier if fabric else 1.0,
+            "fabric_alpha_multiplier": alpha_multiplier,
             "fabric_eta": eta,
             "fabric_knee_nodes": fabric.knee_nodes if fabric else 1.0,
             "fabric_kappa": fabric.kappa_per_doubling if fabric else 0.0,
@@ -153,6 +172,25 @@ def build_profiles(
     return HardwareProfiles(
         **{name: np.asarray(v, dtype=np.float64) for name, v in columns.items()}
     )
+
+
+def latency_multiplier(alpha_us: Any, ranks: Any, nodes: Any) -> float | None:
+    """A measured all-reduce latency as a multiplier on InfiniBand's per-step latency.
+
+    ``alpha_us / REFERENCE_ALPHA_US`` when the run has the reference's shape (2 nodes,
+    16 ranks); None otherwise, or when the run has no latency-bound sizes to fit alpha on.
+    Other shapes are not scaled: small-message all-reduce latency depends on NCCL's choice of
+    algorithm and protocol at each size, which this model does not reproduce.
+    """
+    try:
+        alpha, n_ranks, n_nodes = float(alpha_us), int(ranks), int(nodes)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(alpha) or alpha <= 0:
+        return None
+    if (n_ranks, n_nodes) != (REFERENCE_RANKS, REFERENCE_NODES):
+        return None
+    return alpha / REFERENCE_ALPHA_US
 
 
 def _positive(row: Mapping[str, Any], name: str, where: str) -> float:

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from pipeline import catalog
+from pipeline.calibrate import stored_all_reduce
+from pipeline.model.calibration import fit_alpha_beta, parse_nccl_tests
+from pipeline.model.hardware import REFERENCE_ALPHA_US, latency_multiplier
+from pipeline.model.scaling import estimate
+from pipeline.model.workload import Workload
 from tests.helpers import ROOT, fabricscope
 from warehouse.db import read_frame, verify
 
@@ -124,4 +132,69 @@ def test_a_calibration_the_model_will_not_use_says_so(warehouse_path):
         "calibrate", str(NCCL / "roce_2n_16g_all_reduce.txt"), "--provider", "oracle",
         "--fabric-class", "roce", "--warehouse", str(warehouse_path),
     )  # fmt: skip
-    assert used.returncode == 0 and "only" not in used.stderr
+    assert used.returncode == 0, used.stderr
+    assert "multi-node all_reduce calibrations only" not in used.stderr
+    # its table starts at sizes too large to fit a latency on: the class's latency stays
+    assert "the fabric class's latency stays" in used.stderr
+    timed = fabricscope(
+        "calibrate", str(NCCL / "efa-p5_2n_16g_all_reduce.txt"), "--provider", "aws",
+        "--fabric-class", "efa", "--nodes", "2", "--warehouse", str(warehouse_path),
+    )  # fmt: skip
+    assert timed.returncode == 0 and not timed.stderr.strip(), timed.stderr
+
+
+def _alpha(name: str) -> float:
+    fit = fit_alpha_beta(parse_nccl_tests((NCCL / name).read_text()))
+    assert fit.alpha_us is not None
+    return fit.alpha_us
+
+
+def test_the_reference_latency_is_the_infiniband_fixtures_fit():
+    fitted = _alpha("infiniband_2n_16g_all_reduce.txt")
+    assert abs(fitted - REFERENCE_ALPHA_US) < 0.05
+
+
+def test_the_class_latency_priors_agree_with_measured_runs():
+    """EFA's and TCPX's alpha multipliers are priors; 2-node all-reduce runs on AWS p5 and
+    GCP A3 Mega (TCPXO) measure them within a quarter."""
+    classes = catalog.fabric_classes()
+    for name, fabric in (("efa-p5_2n_16g_all_reduce.txt", "efa"),
+                         ("tcpxo_2n_16g_all_reduce.txt", "tcpx")):  # fmt: skip
+        measured = latency_multiplier(_alpha(name), 16, 2)
+        assert measured == pytest.approx(classes[fabric].alpha_multiplier, rel=0.25), name
+
+
+def test_a_measured_latency_replaces_the_class_multiplier(warehouse_path):
+    for name, provider in (("efa-p4de_2n_16g_all_reduce.txt", "aws"),
+                           ("infiniband_2n_16g_all_reduce.txt", "ib-cloud")):  # fmt: skip
+        stored = fabricscope(
+            "calibrate", str(NCCL / name), "--provider", provider, "--fabric-class",
+            "efa" if provider == "aws" else "infiniband", "--nodes", "2",
+            "--warehouse", str(warehouse_path),
+        )  # fmt: skip
+        assert stored.returncode == 0, stored.stderr
+    calibrations = stored_all_reduce(warehouse_path)
+    # a small model with FSDP over 64 nodes: its per-layer gathers are latency-bound
+    rows = [
+        {"provider": provider, "gpu_model": "H100 SXM", "gpu_count": 512, "gpus_per_node": 8,
+         "fabric_class": fabric, "fabric_gbps_per_gpu": 400}
+        for provider, fabric in (("aws", "efa"), ("elsewhere", "efa"), ("ib-cloud", "infiniband"))
+    ]  # fmt: skip
+    hw = catalog.profiles(rows, calibrations)
+    p4de, class_efa, ib = hw.fabric_alpha_multiplier
+    assert p4de == pytest.approx(_alpha("efa-p4de_2n_16g_all_reduce.txt") / REFERENCE_ALPHA_US)
+    assert p4de > 5 and class_efa == 2.0 and ib == pytest.approx(1.0, abs=0.01)
+    workload = Workload.model_validate(
+        {"name": "fsdp-1b", "params_billion": 1.3, "layers": 24, "hidden_size": 2048,
+         "heads": 16, "seq_len": 2048, "vocab_size": 50272, "tokens": 1e9,
+         "global_batch_size": 512, "zero_stage": 3}
+    )  # fmt: skip
+    step = estimate(workload, hw).step_time_s
+    assert step[0] > step[1] > step[2]
+
+
+def test_a_latency_is_read_only_at_the_reference_shape():
+    assert latency_multiplier(REFERENCE_ALPHA_US * 2, 16, 2) == pytest.approx(2.0)
+    assert latency_multiplier(REFERENCE_ALPHA_US * 2, 32, 4) is None
+    assert latency_multiplier(None, 16, 2) is None
+    assert latency_multiplier(float("nan"), 16, 2) is None

@@ -13,6 +13,7 @@ from warehouse.db import current_snapshot
 
 CALIBRATE = "pages/calibrate.py"
 IB_RUN = ROOT / "fixtures" / "nccl_tests" / "infiniband_2n_16g_all_reduce.txt"
+EFA_RUN = ROOT / "fixtures" / "nccl_tests" / "efa-p5_2n_16g_all_reduce.txt"
 
 
 def test_a_bad_upload_shows_the_parser_message_and_stores_nothing(use_warehouse, warehouse_path):
@@ -36,7 +37,7 @@ def test_a_good_upload_is_fitted_compared_and_stored(use_warehouse, warehouse_pa
     app.number_input(key="calibrate_nodes").set_value(2).run()
     assert not app.exception and not app.error
     comparison = next(f.value for f in app.dataframe if "class default" in f.value.columns)
-    assert list(comparison["quantity"])[1] == "bus bandwidth over 2 nodes (GB/s)"
+    assert list(comparison["quantity"])[2] == "bus bandwidth over 2 nodes (GB/s)"
     parsed = next(f.value for f in app.dataframe if "size_bytes" in f.value.columns)
     assert parsed["size_bytes"].iloc[0] == 8
     before = current_snapshot(warehouse_path)
@@ -61,6 +62,16 @@ def test_the_upload_functions_name_what_is_wrong():
     # 470.6 GB/s over 8 x 400 Gb/s NICs is above line rate: the model caps it at 1
     assert share["measured"] == pytest.approx(470.588 / 400, rel=1e-3)
     assert share["class default"] == pytest.approx(0.9) and share["model uses"] == 1.0
+    # the reference run itself: its latency is InfiniBand's, multiplier 1
+    step = table.loc["network step latency (µs)"]
+    assert step["measured"] == pytest.approx(9.6, rel=0.01) and step["class default"] == 9.6
+    assert table.loc["all-reduce latency alpha (µs)", "model uses"] == pytest.approx(30.5, 0.01)
+    efa = fit_upload(EFA_RUN.read_bytes(), "p5.txt", "aws", "efa", nodes=2)
+    step = class_comparison(efa, 400.0).set_index("quantity").loc["network step latency (µs)"]
+    assert step["class default"] == pytest.approx(19.2)  # the prior: 2 x InfiniBand's
+    assert step["model uses"] == step["measured"] == pytest.approx(9.6 * 71.1 / 30.5, rel=0.01)
     no_nodes = fit_upload(IB_RUN.read_bytes(), "ib.txt", "lambda", "infiniband")
     assert not no_nodes.used_by_model
-    assert list(class_comparison(no_nodes, 400.0)["quantity"]) == ["latency (µs)"]
+    table = class_comparison(no_nodes, 400.0).set_index("quantity")
+    assert list(table.index) == ["all-reduce latency alpha (µs)", "network step latency (µs)"]
+    assert table.loc["network step latency (µs)", "model uses"] == 9.6  # the class's
