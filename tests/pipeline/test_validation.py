@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from bench import model_docs
 from pipeline import validation
 from pipeline.model.scaling import ModelConstants
 from pipeline.model.workload import Precision, Recompute
@@ -17,7 +18,6 @@ from pipeline.validation import (
     DOCS_START,
     FIT_BOUNDS,
     FIXTURE,
-    docs_section,
     fit_constants,
     map_rows,
     naive_errors,
@@ -185,9 +185,10 @@ def test_the_documented_validation_is_the_generated_one(mapped):
     cases, skipped = mapped
     text = DOCS_FILE.read_text(encoding="utf-8")
     documented = text[text.index(DOCS_START) : text.index(DOCS_END) + len(DOCS_END)]
-    assert documented == docs_section(cases, skipped), (
-        "docs/MODEL.md is out of date: run python -m pipeline.validation --docs"
+    assert documented == model_docs.section(cases, skipped), (
+        "docs/MODEL.md is out of date: run python -m bench.model_docs"
     )
+    assert "| llm-analysis 0.2.2 at 50% FLOPS efficiency | 102 |" in documented
 
 
 def test_scores_are_consistent(default_scores):
