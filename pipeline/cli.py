@@ -35,6 +35,7 @@ from pipeline.model.hardware import (
     REFERENCE_NODES,
     REFERENCE_RANKS,
     HardwareError,
+    check_fields,
     latency_multiplier,
 )
 from pipeline.model.workload import Recompute
@@ -743,6 +744,8 @@ def _hardware_rows(path: Path) -> list[dict[str, Any]]:
     rows = data if isinstance(data, list) else [data]
     if not rows or not all(isinstance(r, dict) for r in rows):
         raise HardwareError(f"{path}: expected a JSON object or a list of objects")
+    for number, row in enumerate(rows, start=1):
+        check_fields(row, f"{path.name}: hardware profile {number}")
     return rows
 
 

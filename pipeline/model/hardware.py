@@ -7,6 +7,7 @@ divided by 8), latencies in seconds. Pure: built from plain numbers, no I/O.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -29,6 +30,36 @@ Array = NDArray[np.float64]
 REFERENCE_ALPHA_US = 30.5
 REFERENCE_RANKS = 16
 REFERENCE_NODES = 2
+
+# A hardware row's optional ``intra_node``: the link between a node's GPUs when it is not the
+# GPU's own (gpus.csv scaleup_gbps_per_gpu), as a name or GB/s. Bidirectional per GPU as
+# vendors quote them and gpus.csv holds them: PCIe x16 Gen3/4/5 32/64/128 GB/s; NVLink on
+# HGX boards, gen 2 (V100) 300, gen 3 (A100) 600, gen 4 (H100) 900, gen 5 (B200) 1,800 GB/s.
+INTRA_NODE_LINKS: dict[str, float] = {
+    "pcie3": 32.0,
+    "pcie4": 64.0,
+    "pcie5": 128.0,
+    "nvlink2": 300.0,
+    "nvlink3": 600.0,
+    "nvlink4": 900.0,
+    "nvlink5": 1800.0,
+}
+# the fields a hardware row may carry (a hardware file's keys; anything else is refused)
+HARDWARE_FIELDS = (
+    "gpu_model",
+    "gpu_count",
+    "gpus_per_node",
+    "fabric_class",
+    "fabric_gbps_per_gpu",
+    "provider",
+    "intra_node",
+    "nvlink_domain_gpus",
+    "oversubscription",
+    "measured_busbw_gbytes_s",
+    "measured_nodes",
+    "measured_alpha_us",
+    "measured_ranks",
+)
 
 
 class HardwareError(ValueError):
@@ -145,6 +176,7 @@ def build_profiles(
         )
         if measured_alpha is not None and fabric:
             alpha_multiplier = measured_alpha
+        scaleup = _intra_node(row.get("intra_node"), spec, where)
         domain = float(row.get("nvlink_domain_gpus") or per_node)
         over = float(row.get("oversubscription") or 1.0)
         if over < 1:
@@ -157,7 +189,7 @@ def build_profiles(
             "peak_fp8": (spec.fp8_dense_tflops or spec.bf16_dense_tflops) * 1e12,
             "hbm_bytes": spec.memory_gb * GIB,
             "hbm_bytes_per_s": spec.hbm_tbps * 1e12,
-            "scaleup_bytes_per_s": spec.scaleup_gbps_per_gpu * 1e9 / 2,
+            "scaleup_bytes_per_s": scaleup * 1e9 / 2,
             "nic_bytes_per_s": nic_gbps * 1e9 / 8,
             "fabric_latency_s": (fabric.latency_us if fabric else 0.0) * 1e-6,
             "fabric_alpha_multiplier": alpha_multiplier,
@@ -172,6 +204,36 @@ def build_profiles(
     return HardwareProfiles(
         **{name: np.asarray(v, dtype=np.float64) for name, v in columns.items()}
     )
+
+
+def _intra_node(value: Any, spec: GpuSpec, where: str) -> float:
+    """GB/s per GPU, bidirectional: the GPU's own scale-up link unless ``value`` names one."""
+    if value is None or value == "":
+        return spec.scaleup_gbps_per_gpu
+    if isinstance(value, str) and value.strip().lower() in INTRA_NODE_LINKS:
+        return INTRA_NODE_LINKS[value.strip().lower()]
+    try:
+        gbps = float(value)
+    except (TypeError, ValueError):
+        raise HardwareError(
+            f"{where}: intra_node {value!r} is neither a link "
+            f"({', '.join(INTRA_NODE_LINKS)}) nor GB/s per GPU"
+        ) from None
+    if not math.isfinite(gbps) or gbps <= 0:
+        raise HardwareError(f"{where}: intra_node must be a positive GB/s figure (got {value!r})")
+    return gbps
+
+
+def check_fields(row: Mapping[str, Any], where: str) -> None:
+    """Refuse a hardware row with a field the model does not know (a typo would be ignored)."""
+    unknown = [name for name in row if name not in HARDWARE_FIELDS]
+    if unknown:
+        name = unknown[0]
+        close = difflib.get_close_matches(name, HARDWARE_FIELDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise HardwareError(
+            f"{where}: unknown field {name!r}{hint}; known: {', '.join(HARDWARE_FIELDS)}"
+        )
 
 
 def latency_multiplier(alpha_us: Any, ranks: Any, nodes: Any) -> float | None:

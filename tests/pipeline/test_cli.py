@@ -190,6 +190,17 @@ def test_estimate_errors_are_one_line(tmp_path, args, message):
     assert len(lines) == 1 and message in lines[0], result.stderr
 
 
+def test_estimate_refuses_an_unknown_hardware_field(tmp_path):
+    hw = tmp_path / "hw.json"
+    row = {"gpu_model": "H100 SXM", "gpu_count": 8, "gpus_per_node": 8, "fabric_gbps_per_gpus": 1}
+    hw.write_text(json.dumps(row))
+    result = fabricscope("estimate", "-w", "single-node-1b", "--hardware", str(hw))
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "hw.json: hardware profile 1: unknown field 'fabric_gbps_per_gpus'" in line
+    assert "did you mean 'fabric_gbps_per_gpu'?" in line
+
+
 def test_estimate_names_close_gpu_spellings(tmp_path):
     hw = tmp_path / "hw.json"
     hw.write_text(json.dumps({"gpu_model": "H100", "gpu_count": 8, "gpus_per_node": 8}))

@@ -119,6 +119,26 @@ def test_bad_hardware_is_a_clear_error():
         profiles([hardware(16, "carrier_pigeon")])
     with pytest.raises(HardwareError, match="needs fabric_gbps_per_gpu"):
         profiles([hardware(16, "infiniband", gbps=0)])
+    with pytest.raises(HardwareError, match="intra_node 'carrier' is neither a link"):
+        profiles([{**hardware(8, "none"), "intra_node": "carrier"}])
+    with pytest.raises(HardwareError, match="intra_node must be a positive"):
+        profiles([{**hardware(8, "none"), "intra_node": -5}])
+
+
+def test_an_intra_node_link_replaces_the_gpus_own():
+    """The same 8 GPUs joined by PCIe Gen5 instead of NVLink 4: tensor parallelism pays."""
+    rows = [
+        hardware(8, "none"),
+        {**hardware(8, "none"), "intra_node": "pcie5"},
+        {**hardware(8, "none"), "intra_node": 128},
+    ]
+    hw = profiles(rows)
+    assert list(hw.scaleup_bytes_per_s) == [450e9, 64e9, 64e9]  # unidirectional: halved
+    job = preset("llama3-70b")
+    fixed = LayoutGrid.partial(job, 8, 1, micro_batch=1, recompute=Recompute.FULL)
+    result = estimate(job, hw, fixed)
+    assert result.tp_comm_s[1] > 5 * result.tp_comm_s[0]
+    assert result.tp_comm_s[1] == result.tp_comm_s[2]
 
 
 @pytest.mark.parametrize(
