@@ -519,6 +519,7 @@ def estimate(
         "gpu_hours",
         "comm_fraction_exposed",
         "verdict",
+        "comm_link",
         "fits_memory",
         "memory_gb_per_gpu",
     ]

@@ -73,14 +73,20 @@ VIRTUAL_STAGES = (1, 2, 4, 8)
 BLOCK_SHARES = (0.25, 0.5, 0.75, 1.0)
 
 
-def _virtual_choices(layers: int, pp: int) -> list[int]:
+def _virtual_choices(layers: int, pp: int, given: bool) -> list[int]:
     """Interleaved schedule: v model chunks per stage, at least one layer each.
 
-    Megatron's ``--num-layers-per-virtual-pipeline-stage`` may be 1. Stages need not hold
-    equal layer counts (Megatron places fewer layers on the first and last stages, as
-    Llama 3 405B's 126 layers on 16 stages do: 4 chunks of about 2 layers per stage).
+    Megatron's ``--num-layers-per-virtual-pipeline-stage`` may be 1. A searched layout splits
+    the layers evenly (``p·v`` divides them), as Megatron's interleaved schedule requires by
+    default. A given layout's stages need not hold equal layer counts: a published run that
+    chose its ``p`` has placed its layers somehow (Llama 3 405B's 126 layers on 16 stages,
+    fewer on the first and last: 4 chunks of about 2 layers per stage).
     """
-    return [v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and layers >= pp * v)]
+    return [
+        v
+        for v in VIRTUAL_STAGES
+        if v == 1 or (pp > 1 and layers >= pp * v and (given or layers % (pp * v) == 0))
+    ]
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,7 @@ class LayoutGrid:
             (t, p, v, b, r, share)
             for t in tps
             for p in pps
-            for v in ([virtual] if virtual else _virtual_choices(workload.layers, p))
+            for v in ([virtual] if virtual else _virtual_choices(workload.layers, p, given))
             for b in mbs
             for r, share in modes
         ]
@@ -196,6 +202,8 @@ class Estimate:
     virtual_stages: Array
     recompute: list[str]
     verdict: list[str]
+    # the link most of the exposed communication waits on: nvlink, fabric, or none
+    comm_link: list[str]
     extra: dict[str, Any] = field(default_factory=dict)
 
     def cost_usd(self, price_usd_per_gpu_hour: Array) -> Array:
@@ -515,6 +523,11 @@ def estimate(
         else "compute-bound"
         for f, r in zip(comm_fraction, (tp_s + pp_s + ep_s + dp_raw) / compute_s, strict=True)
     ]
+    fabric_share = np.where(exposed > 0, fabric_part / np.maximum(exposed, 1e-12), 0.0)
+    comm_link = [
+        "none" if not e > 0 else "fabric" if f >= 0.5 else "nvlink"
+        for e, f in zip(exposed, fabric_share, strict=True)
+    ]
     return Estimate(
         step_time_s=step_s,
         compute_s=compute_s,
@@ -535,7 +548,7 @@ def estimate(
         gpu_hours=rented * train_s / 3600.0,
         comm_fraction_exposed=comm_fraction,
         comm_to_compute_raw=(tp_s + pp_s + ep_s + dp_raw) / compute_s,
-        fabric_share_of_comm=np.where(exposed > 0, fabric_part / np.maximum(exposed, 1e-12), 0.0),
+        fabric_share_of_comm=fabric_share,
         memory_gb_per_gpu=chosen(memory) / GIB,
         fits_memory=found & fits_chosen,
         tp=chosen(np.broadcast_to(t, candidate.shape)),
@@ -548,4 +561,5 @@ def estimate(
             for i, f in zip(layout.recompute[pick], layout.recompute_share[pick], strict=True)
         ],
         verdict=verdict,
+        comm_link=comm_link,
     )

@@ -38,6 +38,7 @@ def test_on_one_node_the_fabric_does_not_matter():
     assert np.all(np.isfinite(ttt))
     assert (ttt.max() - ttt.min()) / ttt.min() < 0.02
     assert set(result.verdict) == {"compute-bound"}
+    assert "fabric" not in result.comm_link  # whatever is exposed stays on NVLink
 
 
 @pytest.mark.parametrize("name", ["deepseek-v3", "mixtral-8x7b"])
@@ -49,6 +50,7 @@ def test_a_communication_heavy_job_at_scale_is_clearly_slower_on_plain_ethernet(
     assert eth > 1.2 * ib and eth > 1.2 * sx
     assert abs(sx - ib) / ib < 0.05  # AI-optimised Ethernet is near InfiniBand
     assert result.verdict[2] == "communication-bound"
+    assert result.comm_link[2] == "fabric" and result.fabric_share_of_comm[2] >= 0.5
 
 
 def test_fabric_classes_at_100k_gpus_reproduce_the_field():
