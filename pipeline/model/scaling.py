@@ -40,6 +40,9 @@ class ModelConstants:
     # share of TP communication hidden behind GEMMs when the job overlaps them
     # (Megatron-Core --tp-comm-overlap); prior, fitted on the runs that state it
     tp_overlap_share: float = 0.8
+    # share of MoE all-to-all hidden under another micro-batch's compute when the job overlaps
+    # them (Megatron-Core --overlap-moe-expert-parallel-comm, DualPipe); prior, as TP's
+    ep_overlap_share: float = 0.8
     # NVLink bus bandwidth efficiency: 741 of 900 GB/s on HGX H100 (model-notes 5.5, [R5])
     nvlink_efficiency: float = 0.80
     # NCCL ring step latency, Simple protocol (model-notes 5.3, [R19])
@@ -396,7 +399,9 @@ def estimate(
     if moe is not None:
         ep = np.minimum(float(moe.expert_parallel or moe.experts), dp * t)
         moe_layers = round(layers * moe.moe_layer_fraction)
-        volume = b * s * moe.top_k * h * beta * (ep - 1) / ep
+        # with TP, sequence parallelism splits the tokens (Megatron requires it for MoE with
+        # TP > 1): each rank dispatches s/t of them, then gathers over TP on NVLink
+        volume = b * s / t * moe.top_k * h * beta * (ep - 1) / ep
         local = np.minimum(ep, domain / t)
         nvlink_part = (np.maximum(local, 1.0) - 1) / ep
         nic_part = np.maximum(0.0, ep - local) / ep
@@ -417,6 +422,11 @@ def estimate(
             * ((ep - 1) * net_step + volume * nic_part / np.maximum(a2a_bus, 1.0)),
             0.0,
         )
+        if workload.ep_comm_overlap:
+            # hidden under the compute of the micro-batch it is paired with, never more
+            hidden = c.ep_overlap_share * np.minimum(ep_time, compute)
+            kept = np.where(ep_time > 0, 1.0 - hidden / np.maximum(ep_time, 1e-30), 1.0)
+            ep_time, ep_fabric = ep_time * kept, ep_fabric * kept
     else:
         ep_time = ep_fabric = np.zeros_like(compute)
 

@@ -93,6 +93,11 @@ class Workload(_Spec):
     tp_comm_overlap: bool = Field(
         default=False, description="TP collectives overlapped with GEMMs (--tp-comm-overlap)"
     )
+    ep_comm_overlap: bool = Field(
+        default=False,
+        description="MoE all-to-all overlapped with another micro-batch's compute "
+        "(Megatron-Core --overlap-moe-expert-parallel-comm, DeepSeek's DualPipe)",
+    )
     flash_attention: bool = Field(
         default=True, description="fused attention keeps no s x s scores (FlashAttention)"
     )
@@ -124,6 +129,8 @@ class Workload(_Spec):
             )
         if self.tokens < self.batch_tokens:
             raise ValueError(f"workload {self.name!r}: fewer training tokens than one step's batch")
+        if self.ep_comm_overlap and self.moe is None:
+            raise ValueError(f"workload {self.name!r}: ep_comm_overlap needs an MoE model (moe)")
         if self.lora is not None and self.moe is not None:
             raise ValueError(f"workload {self.name!r}: LoRA on MoE models is not modelled")
         return self

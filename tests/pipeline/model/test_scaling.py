@@ -256,3 +256,22 @@ def test_block_recompute_covers_a_share_of_the_layers_when_that_is_enough():
     assert searched.memory_gb_per_gpu[0] > everything.memory_gb_per_gpu[0]
     # a stated "full" means every layer
     assert everything.recompute[0] == "full"
+
+
+def test_moe_all_to_all_overlap_hides_at_most_its_share_and_never_more_than_compute():
+    job = preset("mixtral-8x7b")
+    assert not job.ep_comm_overlap
+    hw = profiles([hardware(256, "infiniband"), hardware(256, "ethernet", gbps=25)])
+    layout = LayoutGrid.partial(job, 2, 1, micro_batch=1, recompute=Recompute.NONE)
+    plain = estimate(job, hw, layout)
+    overlapped = estimate(job.model_copy(update={"ep_comm_overlap": True}), hw, layout)
+    share = 0.8  # ModelConstants.ep_overlap_share
+    hidden = plain.ep_comm_s - overlapped.ep_comm_s
+    assert np.all(hidden > 0)
+    assert np.allclose(hidden, share * np.minimum(plain.ep_comm_s, plain.compute_s))
+    assert np.all(overlapped.step_time_s < plain.step_time_s)
+    # slow Ethernet: more all-to-all than compute, so compute caps what hides
+    assert plain.ep_comm_s[1] > plain.compute_s[1]
+    assert hidden[1] == pytest.approx(share * plain.compute_s[1])
+    with pytest.raises(ValueError, match="ep_comm_overlap needs an MoE model"):
+        Workload.model_validate({**preset("llama3-8b").model_dump(), "ep_comm_overlap": True})
