@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pipeline import catalog, transparency
+from pipeline import catalog, frames, transparency
 from pipeline.calibrate import ALL_REDUCE_SQL, all_reduce_by_provider
 from pipeline.model.scaling import estimate
 from pipeline.model.workload import Workload
@@ -333,8 +333,7 @@ def rank_offers(
     bulk["offer_key"], bulk["reason"], bulk["gpus"] = keys[out], reasons[out], None
     excluded: list[dict[str, Any]] = []
     kept = offers.loc[~out]
-    kept = kept.astype(object).where(kept.notna(), None)  # NULL as None, once
-    for offer, key in zip(kept.to_dict("records"), keys[~out], strict=True):
+    for offer, key in zip(frames.records(kept), keys[~out], strict=True):
         base = {
             "provider": offer["provider"],
             "instance_type": offer["instance_type"],
@@ -686,12 +685,24 @@ def _scores(frame: pd.DataFrame, request: RankRequest) -> pd.Series:
 
 
 def _pareto(time: pd.Series, cost: pd.Series) -> list[bool]:
-    """True where no other offer is at least as fast and as cheap, and better in one."""
+    """True where no other offer is at least as fast and as cheap, and better in one.
+
+    One sort instead of all pairs: an offer is on the front when its cost is the lowest
+    among the offers as fast as it, and below every cost of the strictly faster ones.
+    """
     t, c = time.to_numpy(dtype=float), cost.to_numpy(dtype=float)
-    dominated = ((t[None, :] <= t[:, None]) & (c[None, :] <= c[:, None])) & (
-        (t[None, :] < t[:, None]) | (c[None, :] < c[:, None])
-    )
-    return list(~dominated.any(axis=1))
+    if not len(t):
+        return []
+    order = np.lexsort((c, t))
+    ts, cs = t[order], c[order]
+    starts = np.flatnonzero(np.r_[True, ts[1:] != ts[:-1]])
+    group_min = np.minimum.reduceat(cs, starts)  # cheapest at each distinct time
+    before = np.r_[np.inf, np.minimum.accumulate(group_min)[:-1]]  # cheapest strictly faster
+    group = np.cumsum(np.r_[True, ts[1:] != ts[:-1]]) - 1
+    front = (cs == group_min[group]) & (cs < before[group])
+    out = np.empty(len(t), dtype=bool)
+    out[order] = front
+    return out.tolist()
 
 
 def _age_days(now: datetime, observed: Any) -> float | None:
@@ -729,10 +740,8 @@ def _providers(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    out = []
-    for record in frame.to_dict("records"):
-        out.append({k: (None if _missing(v) else _plain(v)) for k, v in record.items()})
-    return out
+    """Rows as JSON-ready dicts: NULL as None, numpy scalars as Python, times as ISO text."""
+    return [{k: _plain(v) for k, v in row.items()} for row in frames.records(frame)]
 
 
 def _plain(value: Any) -> Any:

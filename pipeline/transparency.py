@@ -84,6 +84,7 @@ import duckdb
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from pipeline.frames import records
 from warehouse.db import read_frames
 
 QUESTIONNAIRE_FILE = Path(__file__).parent / "presets" / "transparency_questions.json"
@@ -331,8 +332,7 @@ def _records(frame: pd.DataFrame, columns: Sequence[str], name: str) -> list[dic
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise TransparencyError(f"{name} rows lack column(s) {', '.join(missing)}")
-    subset = frame.loc[:, list(columns)].astype(object)
-    return subset.where(subset.notna(), None).to_dict("records")
+    return records(frame.loc[:, list(columns)])
 
 
 def _as_datetime(value: Any) -> datetime:

@@ -7,12 +7,15 @@ from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from pipeline.ranking import (
     OFFER_COLUMNS,
     RankingError,
     RankRequest,
+    _pareto,
     parse_gpu_counts,
     rank,
     rank_offers,
@@ -276,3 +279,23 @@ def test_a_stored_calibration_replaces_the_class_default_in_the_ranking(
     assert changed, "the calibration should change Oracle's estimate"
     others = [k for k in before.index if not k.startswith("oracle/")]
     assert (after.loc[others, "time_to_train_h"] == before.loc[others, "time_to_train_h"]).all()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 6)).map(lambda p: (float(p[0]), float(p[1]))),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_the_pareto_front_is_the_offers_no_other_dominates(points):
+    """The sorted sweep agrees with the definition checked pair by pair (ties included)."""
+    times, costs = zip(*points, strict=True)
+    expected = [
+        not any(
+            t2 <= t and c2 <= c and (t2 < t or c2 < c) for t2, c2 in points if (t2, c2) != (t, c)
+        )
+        for t, c in points
+    ]
+    assert _pareto(pd.Series(times), pd.Series(costs)) == expected
