@@ -535,6 +535,14 @@ def _plan(
         notes.append("price excludes the host (CPU, RAM) billed separately: cost is a floor")
     stated = offer.get("fabric_class")
     gbps = offer.get("fabric_gbps_per_gpu")
+    node_gbps = offer.get("fabric_gbps_per_node")
+    if nodes > 1 and not gbps and node_gbps:
+        # the source states the node's total: its GPUs share it evenly (8 x 400 Gb/s NICs)
+        gbps = float(node_gbps) / per_node
+        notes.append(
+            f"fabric bandwidth per GPU derived: {float(node_gbps):g} Gb/s per node over its "
+            f"{per_node} GPUs = {gbps:g}"
+        )
     if nodes == 1:
         ends = (("none", 0.0), ("none", 0.0))
         label = "none (one node)"

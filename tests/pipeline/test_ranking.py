@@ -54,6 +54,10 @@ def test_a_communication_heavy_job_puts_ethernet_behind_infiniband(fixture_wareh
     assert eth["time_to_train_h"] > 1.15 * ib["time_to_train_h"]
     assert eth["rank"] > ib["rank"]
     assert "communication-bound" in eth["verdict"]
+    # the IB card states 3200 Gb/s per node: 400 per GPU, derived and said so, not a range
+    assert not ib["fabric_range"] and ib["fabric_estimated_as"] == "infiniband"
+    assert pd.isna(ib["fabric_gbps_per_gpu"])  # the fact as stated stays unknown
+    assert "3200 Gb/s per node over its 8 GPUs = 400" in ib["notes"]
 
 
 def synthetic_offer(name: str, fabric: str | None, price: float, **extra) -> dict:
