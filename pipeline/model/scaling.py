@@ -473,7 +473,12 @@ def estimate(
         # block recompute: the covered layers keep their input only, the others everything
         (share * 2.0 + (1.0 - share) * (kept + scores)) * s * b * h / t,
     )
-    in_flight = np.minimum(p, m) * (1.0 + (p - 1) / (p * v) * (v > 1))
+    # micro-batches whose activations stage 0 holds at once: p under 1F1B; interleaved,
+    # Megatron's warm-up of 2(p-1) + (v-1)p chunks plus the one in flight, i.e. p + (p-1)/v
+    # stages' worth (Korthikanti's 1 + (p-1)/(pv) factor), but never more than the m
+    # micro-batches there are
+    chunks = np.minimum(m * v, 2.0 * (p - 1) + (v - 1) * p + 1)
+    in_flight = np.where(v > 1, chunks / v, np.minimum(p, m))
     activations = (layers / p) * per_layer * in_flight + 4.0 * s * b * vocab / t
     memory = states + activations + c.buffer_bytes
     fits = memory <= col["hbm_bytes"] * (1.0 - c.memory_headroom)

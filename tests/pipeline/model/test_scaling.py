@@ -275,3 +275,31 @@ def test_moe_all_to_all_overlap_hides_at_most_its_share_and_never_more_than_comp
     assert hidden[1] == pytest.approx(share * plain.compute_s[1])
     with pytest.raises(ValueError, match="ep_comm_overlap needs an MoE model"):
         Workload.model_validate({**preset("llama3-8b").model_dump(), "ep_comm_overlap": True})
+
+
+def test_interleaving_holds_no_more_micro_batches_than_there_are():
+    """Stage 0 of an interleaved schedule holds p + (p-1)/v micro-batches' activations, but a
+    step with only m = p micro-batches cannot hold more than those m (Megatron caps its
+    warm-up at the chunks there are)."""
+
+    def batch(sequences: int) -> Workload:
+        spec = {**preset("llama3-8b").model_dump(), "global_batch_tokens": None}
+        return Workload.model_validate({**spec, "global_batch_size": sequences})
+
+    job = batch(32)  # dp 8: m = 4 = p
+    hw = profiles([hardware(32, "infiniband")])
+    memory = {
+        v: estimate(
+            job, hw, LayoutGrid.partial(job, 1, 4, 1, Recompute.NONE, virtual=v)
+        ).memory_gb_per_gpu[0]
+        for v in (1, 2)
+    }
+    assert memory[2] == pytest.approx(memory[1])
+    many = batch(256)  # m = 32: the full 1 + (p-1)/pv
+    longer = {
+        v: estimate(
+            many, hw, LayoutGrid.partial(many, 1, 4, 1, Recompute.NONE, virtual=v)
+        ).memory_gb_per_gpu[0]
+        for v in (1, 2)
+    }
+    assert longer[2] > longer[1]
