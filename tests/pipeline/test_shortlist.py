@@ -37,10 +37,11 @@ def assert_same_rows(read: pd.DataFrame, rows: pd.DataFrame) -> None:
                 theirs.astype(float), ours.astype(float), rtol=1e-12, err_msg=column
             )
         elif column.endswith("_at"):
-            assert [pd.Timestamp(t) if pd.notna(t) else None for t in theirs] == [
-                pd.Timestamp(t).tz_convert("UTC").tz_localize(None)
+            # a workbook stores times to the millisecond (Excel's date serial): compare at that
+            assert [pd.Timestamp(t).round("ms") if pd.notna(t) else None for t in theirs] == [
+                pd.Timestamp(t).tz_convert("UTC").tz_localize(None).round("ms")
                 if pd.notna(t) and pd.Timestamp(t).tzinfo
-                else (pd.Timestamp(t) if pd.notna(t) else None)
+                else (pd.Timestamp(t).round("ms") if pd.notna(t) else None)
                 for t in ours
             ], column
         else:
