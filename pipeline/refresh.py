@@ -82,6 +82,41 @@ def _crawl_environment(warehouse: Path, data_dir: Path) -> dict[str, str]:
     }
 
 
+def start_crawl(
+    warehouse: Path,
+    data_dir: Path,
+    sources: Sequence[str],
+    *,
+    offline: bool,
+    log_name: str,
+    extra_args: Sequence[str] = (),
+    new_session: bool = False,
+) -> tuple[subprocess.Popen[str], Path]:
+    """Start ``scrapers.tools crawl`` for ``sources`` in its own process.
+
+    Its JSON events come on the process's stdout; its log goes to
+    ``data_dir/logs/<log_name>-<time>.log`` (returned). ``new_session``: its own process
+    group, so a signal to the group reaches the whole crawl.
+    """
+    args = [sys.executable, "-m", "scrapers.tools", "crawl", *sources, *extra_args]
+    if offline:
+        args.append("--offline")
+    log_dir = data_dir / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"{log_name}-{time.strftime('%Y%m%dT%H%M%S')}.log"
+    with log_path.open("w", encoding="utf-8") as log:  # the child keeps its own copy
+        process = subprocess.Popen(
+            args,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=_ROOT,
+            env=_crawl_environment(warehouse, data_dir),
+            start_new_session=new_session,
+        )
+    return process, log_path
+
+
 def refresh(
     warehouse: Path,
     data_dir: Path,
@@ -101,38 +136,29 @@ def refresh(
             f"unknown source {unknown[0]!r}; known sources: {', '.join(sorted(known))}"
         )
     ensure_warehouse(warehouse)
-    log_dir = data_dir / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"refresh-{time.strftime('%Y%m%dT%H%M%S')}.log"
-    args = [sys.executable, "-m", "scrapers.tools", "crawl", *chosen, *extra_args]
-    if offline:
-        args.append("--offline")
-    if record:
-        args.append("--record")
     outcomes = {source: SourceOutcome(source) for source in chosen}
     if on_event:
         for outcome in outcomes.values():  # each source is announced before the crawl starts
             on_event(outcome)
-    with log_path.open("w", encoding="utf-8") as log:
-        process = subprocess.Popen(
-            args,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            cwd=_ROOT,
-            env=_crawl_environment(warehouse, data_dir),
-        )
-        assert process.stdout is not None
-        for line in process.stdout:
-            event = _event(line)
-            if event is None or event.get("source") not in outcomes:
-                continue
-            outcome = outcomes[event["source"]]
-            if event["event"] == "closed":
-                _close(outcome, event)
-            if on_event:
-                on_event(outcome)
-        code = process.wait()
+    process, log_path = start_crawl(
+        warehouse,
+        data_dir,
+        chosen,
+        offline=offline,
+        log_name="refresh",
+        extra_args=[*extra_args, *(["--record"] if record else [])],
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        event = _event(line)
+        if event is None or event.get("source") not in outcomes:
+            continue
+        outcome = outcomes[event["source"]]
+        if event["event"] == "closed":
+            _close(outcome, event)
+        if on_event:
+            on_event(outcome)
+    code = process.wait()
     unfinished = [o for o in outcomes.values() if o.status == "running"]
     for outcome in unfinished:
         outcome.status = "failed"

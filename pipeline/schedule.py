@@ -44,14 +44,13 @@ from apscheduler.triggers.cron import CronTrigger
 from pipeline import ranking
 from pipeline.config import Settings, SourceSchedule, cron_fields
 from pipeline.refresh import (
-    _ROOT,
     RefreshError,
     SourceOutcome,
     _close,
-    _crawl_environment,
     _event,
     ensure_warehouse,
     source_crons,
+    start_crawl,
 )
 from pipeline.status import freshness_report
 from warehouse.db import WarehouseError, read_frame
@@ -304,42 +303,33 @@ class Runner:
             )
 
     def _crawl(self, job: SourceJob) -> SourceOutcome:
-        args = [sys.executable, "-m", "scrapers.tools", "crawl", job.source]
-        if self.offline:
-            args.append("--offline")
-        if job.start_url:
-            args += ["--start-url", f"{job.source}={job.start_url}"]
-        log_dir = self.settings.data_dir / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        log_path = log_dir / f"crawl-{job.source}-{time.strftime('%Y%m%dT%H%M%S')}.log"
         outcome = SourceOutcome(job.source)
-        with log_path.open("w", encoding="utf-8") as crawl_log:
-            process = subprocess.Popen(
-                args,
-                stdout=subprocess.PIPE,
-                stderr=crawl_log,
-                text=True,
-                cwd=_ROOT,
-                env=_crawl_environment(self.settings.warehouse, self.settings.data_dir),
-                start_new_session=True,  # its own process group: signals reach all of it
-            )
-            active = _Active(process, outcome)
-            with self._state:
-                self._active[job.source] = active
-            reader = threading.Thread(target=self._read_events, args=(active,), daemon=True)
-            reader.start()
-            deadline = time.monotonic() + job.timeout_s
-            killed: str | None = None
-            while process.poll() is None:
-                if time.monotonic() > deadline:
-                    self._signal(process, signal.SIGKILL)
-                    killed = f"timed out after {job.timeout_s:g} s and was killed"
-                    break
-                time.sleep(0.1)
-            process.wait()
-            reader.join(timeout=5)
-            with self._state:
-                self._active.pop(job.source, None)
+        process, log_path = start_crawl(
+            self.settings.warehouse,
+            self.settings.data_dir,
+            [job.source],
+            offline=self.offline,
+            log_name=f"crawl-{job.source}",
+            extra_args=["--start-url", f"{job.source}={job.start_url}"] if job.start_url else [],
+            new_session=True,  # signals to its process group reach all of it
+        )
+        active = _Active(process, outcome)
+        with self._state:
+            self._active[job.source] = active
+        reader = threading.Thread(target=self._read_events, args=(active,), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + job.timeout_s
+        killed: str | None = None
+        while process.poll() is None:
+            if time.monotonic() > deadline:
+                self._signal(process, signal.SIGKILL)
+                killed = f"timed out after {job.timeout_s:g} s and was killed"
+                break
+            time.sleep(0.1)
+        process.wait()
+        reader.join(timeout=5)
+        with self._state:
+            self._active.pop(job.source, None)
         if outcome.status == "running":  # the crawl never recorded its run: record it here
             aborted = self.stopping.is_set() and killed is None
             outcome.status = RunStatus.ABORTED.value if aborted else RunStatus.FAILED.value
