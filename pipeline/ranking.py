@@ -18,6 +18,7 @@ Honesty rules (docs/RANKING.md):
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -585,36 +586,41 @@ def _estimate(
     if not candidates:
         return [], 0
     profile_rows: list[dict[str, Any]] = []
-    index: dict[tuple[Any, ...], int] = {}
+    index: dict[tuple[Any, ...], int] = {}  # distinct profiles, calibration included
+    by_offer: dict[tuple[Any, ...], int] = {}  # the same, keyed by what an offer states
     refs: list[tuple[int, int]] = []
     for row in candidates:
         pair = []
         for fabric, gbps in (row["pessimistic"], row["optimistic"]):
-            profile = {
-                "gpu_model": row["gpu_model"],
-                "gpu_count": row["gpus"],
-                # a job inside one node uses its GPUs only; cost still pays the whole node
-                "gpus_per_node": min(row["gpus_per_node"], row["gpus"]),
-                "fabric_class": fabric,
-                "fabric_gbps_per_gpu": gbps or 0.0,
-                "provider": row["provider"],
-            }
-            resolved = catalog.with_calibrations([profile], calibrations)[0]
-            key = (
-                resolved["gpu_model"],
-                resolved["gpu_count"],
-                resolved["gpus_per_node"],
-                fabric,
-                float(gbps or 0.0),
-                resolved.get("measured_busbw_gbytes_s"),
-                resolved.get("measured_nodes"),
-                resolved.get("measured_alpha_us"),
-                resolved.get("measured_ranks"),
-            )
-            if key not in index:
-                index[key] = len(profile_rows)
-                profile_rows.append(resolved)
-            pair.append(index[key])
+            # a job inside one node uses its GPUs only; cost still pays the whole node
+            per_node = min(row["gpus_per_node"], row["gpus"])
+            stated = (row["gpu_model"], row["gpus"], per_node, fabric, gbps, row["provider"])
+            if stated not in by_offer:
+                profile = {
+                    "gpu_model": row["gpu_model"],
+                    "gpu_count": row["gpus"],
+                    "gpus_per_node": per_node,
+                    "fabric_class": fabric,
+                    "fabric_gbps_per_gpu": gbps or 0.0,
+                    "provider": row["provider"],
+                }
+                resolved = catalog.with_calibrations([profile], calibrations)[0]
+                key = (
+                    resolved["gpu_model"],
+                    resolved["gpu_count"],
+                    resolved["gpus_per_node"],
+                    fabric,
+                    float(gbps or 0.0),
+                    resolved.get("measured_busbw_gbytes_s"),
+                    resolved.get("measured_nodes"),
+                    resolved.get("measured_alpha_us"),
+                    resolved.get("measured_ranks"),
+                )
+                if key not in index:
+                    index[key] = len(profile_rows)
+                    profile_rows.append(resolved)
+                by_offer[stated] = index[key]
+            pair.append(by_offer[stated])
         refs.append((pair[0], pair[1]))
     result = estimate(request.workload, catalog.build(profile_rows))
     per_profile = [result.row(i) for i in range(len(profile_rows))]
@@ -777,8 +783,6 @@ class MaterialisedRanking(BaseModel):
 
 
 def materialised_rankings(path: Path = RANKINGS_FILE) -> list[MaterialisedRanking]:
-    import json
-
     return [MaterialisedRanking(**item) for item in json.loads(path.read_text(encoding="utf-8"))]
 
 
