@@ -19,6 +19,7 @@ from pipeline.model.hardware import (
     REFERENCE_RANKS,
     fabric_efficiency,
     latency_multiplier,
+    reference_shape,
 )
 from pipeline.model.scaling import ModelConstants
 from warehouse.models import FabricClass
@@ -132,10 +133,7 @@ def class_comparison(upload: Upload, nic_gbps_per_gpu: float) -> pd.DataFrame:
     fitted = calibration.fit
     step_us = ModelConstants().network_step_latency_s * 1e6
     measured_multiplier = upload.latency_multiplier
-    at_reference = (calibration.result.n_ranks, calibration.n_nodes) == (
-        REFERENCE_RANKS,
-        REFERENCE_NODES,
-    )
+    at_reference = reference_shape(calibration.result.n_ranks, calibration.n_nodes)
     class_alpha = REFERENCE_ALPHA_US * params.alpha_multiplier if at_reference else None
     used_multiplier = (
         params.alpha_multiplier if measured_multiplier is None else measured_multiplier

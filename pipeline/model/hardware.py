@@ -102,7 +102,6 @@ class HardwareProfiles:
     hbm_bytes_per_s: Array
     scaleup_bytes_per_s: Array  # unidirectional per GPU
     nic_bytes_per_s: Array  # unidirectional per GPU; 0 for single-node-only hardware
-    fabric_latency_s: Array  # the class's typical small-message latency (shown, not modelled)
     fabric_alpha_multiplier: Array  # per-step latency over InfiniBand's (class or measured)
     fabric_eta: Array
     fabric_knee_nodes: Array
@@ -191,7 +190,6 @@ def build_profiles(
             "hbm_bytes_per_s": spec.hbm_tbps * 1e12,
             "scaleup_bytes_per_s": scaleup * 1e9 / 2,
             "nic_bytes_per_s": nic_gbps * 1e9 / 8,
-            "fabric_latency_s": (fabric.latency_us if fabric else 0.0) * 1e-6,
             "fabric_alpha_multiplier": alpha_multiplier,
             "fabric_eta": eta,
             "fabric_knee_nodes": fabric.knee_nodes if fabric else 1.0,
@@ -248,11 +246,14 @@ def latency_multiplier(alpha_us: Any, ranks: Any, nodes: Any) -> float | None:
         alpha, n_ranks, n_nodes = float(alpha_us), int(ranks), int(nodes)
     except (TypeError, ValueError):
         return None
-    if not math.isfinite(alpha) or alpha <= 0:
-        return None
-    if (n_ranks, n_nodes) != (REFERENCE_RANKS, REFERENCE_NODES):
+    if not math.isfinite(alpha) or alpha <= 0 or not reference_shape(n_ranks, n_nodes):
         return None
     return alpha / REFERENCE_ALPHA_US
+
+
+def reference_shape(ranks: int | None, nodes: int | None) -> bool:
+    """Whether an nccl-tests run has the shape of the reference latency's run."""
+    return (ranks, nodes) == (REFERENCE_RANKS, REFERENCE_NODES)
 
 
 def _positive(row: Mapping[str, Any], name: str, where: str) -> float:
