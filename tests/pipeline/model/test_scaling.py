@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pipeline.catalog import fabric_classes, profiles
 from pipeline.model.hardware import HardwareError, fabric_efficiency
-from pipeline.model.scaling import LayoutGrid, estimate
+from pipeline.model.scaling import LayoutGrid, ModelConstants, estimate
 from pipeline.model.workload import Recompute, Workload
 from pipeline.workloads import preset
 
@@ -265,7 +265,7 @@ def test_moe_all_to_all_overlap_hides_at_most_its_share_and_never_more_than_comp
     layout = LayoutGrid.partial(job, 2, 1, micro_batch=1, recompute=Recompute.NONE)
     plain = estimate(job, hw, layout)
     overlapped = estimate(job.model_copy(update={"ep_comm_overlap": True}), hw, layout)
-    share = 0.8  # ModelConstants.ep_overlap_share
+    share = ModelConstants().ep_overlap_share
     hidden = plain.ep_comm_s - overlapped.ep_comm_s
     assert np.all(hidden > 0)
     assert np.allclose(hidden, share * np.minimum(plain.ep_comm_s, plain.compute_s))
