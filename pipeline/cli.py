@@ -278,7 +278,7 @@ def _export_shortlist(
     request = _rank_request(workload, gpus, tiers=tuple(tiers), objective=objective)
     _require_warehouse(settings)
     try:
-        picked = shortlisting.build(settings.warehouse, request, top, offers)
+        picked = shortlisting.build(settings.warehouse, request, top, offers, settings.as_of)
     except shortlisting.ShortlistError as exc:
         raise UserError(str(exc), code=2) from None
     for path in shortlisting.write(picked, output):
@@ -634,7 +634,7 @@ def rank(
         fabric_override=what_if_fabric,
     )
     _require_warehouse(settings)  # after the request: bad input is exit 2 either way
-    result = ranking.rank(settings.warehouse, request)
+    result = ranking.rank(settings.warehouse, request, settings.as_of)
     frame = result.excluded if show_excluded else result.offers
     if top is not None:
         frame = frame.head(top)

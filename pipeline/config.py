@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,18 @@ class Settings(BaseSettings):
         default=60.0, ge=0, le=3600, description="how long a writer waits for another's lock"
     )
     schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    as_of: datetime | None = Field(
+        default=None,
+        description="measure prices' ages at this time instead of the clock (reproducible "
+        "reports; a time without a zone is UTC)",
+    )
+
+    @field_validator("as_of")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
 
     @field_validator("query_memory_limit")
     @classmethod

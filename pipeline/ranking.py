@@ -162,6 +162,8 @@ class RankResult:
     # how the model was run: distinct hardware profiles estimated, and the seconds it took
     profiles_estimated: int = 0
     model_seconds: float = 0.0
+    # the time prices' ages (data_age_days) are measured at
+    as_of: datetime | None = None
 
     def offer_records(self) -> list[dict[str, Any]]:
         return records(self.offers)
@@ -172,7 +174,9 @@ class RankResult:
         RankRequest.model_validate(request.model_dump())  # the same checks as any request
         scores = {p: s.score for p, s in transparency.scores(self.answers).items()}
         return replace(
-            rank_offers(self.catalog, request, self.snapshot, self.calibrations, None, scores),
+            rank_offers(
+                self.catalog, request, self.snapshot, self.calibrations, self.as_of, scores
+            ),
             answers=self.answers,
         )
 
@@ -295,14 +299,18 @@ def read_inputs(warehouse: Path) -> RankInputs:
 def rank(
     warehouse: Path | RankInputs,
     request: RankRequest,
+    now: datetime | None = None,
 ) -> RankResult:
-    """Rank the serving snapshot's current offers (one read, hence one snapshot)."""
+    """Rank the serving snapshot's current offers (one read, hence one snapshot).
+
+    ``now``: the time prices' ages are measured at (default: the clock when ranking)."""
     inputs = warehouse if isinstance(warehouse, RankInputs) else read_inputs(warehouse)
     result = rank_offers(
         inputs.catalog,
         request,
         inputs.snapshot,
         inputs.calibrations,
+        now=now,
         transparency_scores=inputs.transparency_scores,
     )
     return replace(result, answers=inputs.answers)
@@ -407,6 +415,7 @@ def rank_offers(
         calibrations=dict(calibrations or {}),
         profiles_estimated=profiles_estimated,
         model_seconds=model_seconds,
+        as_of=now,
     )
 
 

@@ -57,13 +57,15 @@ def build(
     request: ranking.RankRequest,
     top: int | None = None,
     offer_keys: Sequence[str] | None = None,
+    now: datetime | None = None,
 ) -> Shortlist:
-    """Rank, then keep ``offer_keys`` (in rank order) or the ``top`` rows."""
+    """Rank (prices aged at ``now``, default the clock), then keep ``offer_keys`` (in rank
+    order) or the ``top`` rows."""
     if (top is None) == (not offer_keys):
         raise ShortlistError("pick the offers: give either top K or offer keys")
     if top is not None and top < 1:
         raise ShortlistError(f"top must be at least 1 (got {top})")
-    result = ranking.rank(warehouse, request)
+    result = ranking.rank(warehouse, request, now)
     return from_result(result, top, offer_keys)
 
 
@@ -267,10 +269,11 @@ def memo(shortlist: Shortlist) -> str:
     request, job = result.request, result.request.workload
     snapshot = result.snapshot
     when = snapshot.published_at.strftime("%Y-%m-%d %H:%M UTC") if snapshot else "unknown"
+    prepared = result.as_of or datetime.now(UTC)
     lines = [
         f"# Procurement memo: {job.name} on {', '.join(map(str, request.gpu_counts))} GPUs",
         "",
-        f"Prepared {datetime.now(UTC):%Y-%m-%d} by fabricscope from warehouse snapshot "
+        f"Prepared {prepared:%Y-%m-%d} by fabricscope from warehouse snapshot "
         f"{shortlist.snapshot_id} (published {when}). Objective: {request.objective}; "
         f"pricing tiers: {', '.join(t.value for t in request.tiers)}. Times and costs are model "
         "estimates (docs/MODEL.md); where a provider has not stated its fabric, they are a "

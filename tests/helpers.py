@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from warehouse.db import PublishResult, StageHook
@@ -14,6 +14,10 @@ from warehouse.models import RunMode, RunStatus, utc_now
 from warehouse.synthetic import synthetic_offers
 
 ROOT = Path(__file__).resolve().parent.parent
+# "now" for tests that compare prices' ages (data_age_days) across rankings computed apart: a
+# fixed time after every recording in fixtures/, passed to rank() and set as the app's
+# FABRICSCOPE_AS_OF, so two rankings minutes apart age every price alike
+AS_OF = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def run_record(

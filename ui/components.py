@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +21,15 @@ def settings_or_stop() -> tuple[Path, float, QueryLimits]:
         st.error(f"Configuration problem: {exc}")
         st.stop()
     return settings.warehouse, settings.stale_after_hours, settings.query_limits
+
+
+def as_of() -> datetime | None:
+    """The ``as_of`` setting: prices are aged at that time; None means the clock."""
+    try:
+        return load_settings().as_of
+    except ConfigError as exc:
+        st.error(f"Configuration problem: {exc}")
+        st.stop()
 
 
 class _SnapshotChanged(RuntimeError):

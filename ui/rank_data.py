@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,7 +19,7 @@ import streamlit as st
 
 from pipeline import shortlist as shortlisting
 from pipeline.ranking import RankInputs, RankRequest, RankResult, rank, read_inputs
-from ui.components import snapshot_or_setup
+from ui.components import as_of, snapshot_or_setup
 from ui.shortlist_files import Downloads, downloads
 
 T = TypeVar("T")
@@ -48,21 +49,30 @@ def _inputs(path: str, snapshot_id: int) -> RankInputs:
 
 
 # a ranking of a large catalog holds its excluded rows too: keep a handful per process
+# ``as_of``: the ``as_of`` setting (prices aged at that time), or None for the clock at the time
+# the ranking is computed; part of every key, so a pinned time is never served a clock's ranking
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _ranked(path: str, snapshot_id: int, request_json: str) -> RankResult:
-    return rank(_inputs(path, snapshot_id), RankRequest.model_validate_json(request_json))
+def _ranked(path: str, snapshot_id: int, request_json: str, as_of: datetime | None) -> RankResult:
+    request = RankRequest.model_validate_json(request_json)
+    return rank(_inputs(path, snapshot_id), request, as_of)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _what_if(path: str, snapshot_id: int, request_json: str, fabric_class: str) -> RankResult:
-    return _ranked(path, snapshot_id, request_json).what_if(fabric_class)
+def _what_if(
+    path: str, snapshot_id: int, request_json: str, as_of: datetime | None, fabric_class: str
+) -> RankResult:
+    return _ranked(path, snapshot_id, request_json, as_of).what_if(fabric_class)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _shortlist(
-    path: str, snapshot_id: int, request_json: str, offer_keys: tuple[str, ...]
+    path: str,
+    snapshot_id: int,
+    request_json: str,
+    as_of: datetime | None,
+    offer_keys: tuple[str, ...],
 ) -> shortlisting.Shortlist:
-    result = _ranked(path, snapshot_id, request_json)
+    result = _ranked(path, snapshot_id, request_json, as_of)
     return shortlisting.from_result(result, offer_keys=list(offer_keys))
 
 
@@ -71,10 +81,12 @@ def _downloads(
     path: str,
     snapshot_id: int,
     request_json: str,
+    as_of: datetime | None,
     offer_keys: tuple[str, ...],
     notes: tuple[tuple[str, str], ...],
 ) -> Downloads:
-    return downloads(_shortlist(path, snapshot_id, request_json, offer_keys), dict(notes))
+    chosen = _shortlist(path, snapshot_id, request_json, as_of, offer_keys)
+    return downloads(chosen, dict(notes))
 
 
 def _same_snapshot(read: Callable[[], T]) -> T:
@@ -93,22 +105,22 @@ def rank_inputs(path: Path) -> RankInputs:
 
 
 def ranked(inputs: RankInputs, path: Path, request: RankRequest) -> RankResult:
-    snapshot_id, request_json = inputs.snapshot.snapshot_id, request.model_dump_json()
-    return _same_snapshot(lambda: _ranked(str(path), snapshot_id, request_json))
+    snapshot_id, request_json, now = inputs.snapshot.snapshot_id, request.model_dump_json(), as_of()
+    return _same_snapshot(lambda: _ranked(str(path), snapshot_id, request_json, now))
 
 
 def what_if(inputs: RankInputs, path: Path, request: RankRequest, fabric_class: str) -> RankResult:
-    snapshot_id, request_json = inputs.snapshot.snapshot_id, request.model_dump_json()
-    return _same_snapshot(lambda: _what_if(str(path), snapshot_id, request_json, fabric_class))
+    snapshot_id, request_json, now = inputs.snapshot.snapshot_id, request.model_dump_json(), as_of()
+    return _same_snapshot(lambda: _what_if(str(path), snapshot_id, request_json, now, fabric_class))
 
 
 def shortlist(
     inputs: RankInputs, path: Path, request: RankRequest, offer_keys: Sequence[str]
 ) -> shortlisting.Shortlist:
     """The starred offers as a pipeline Shortlist (ShortlistError if one is not ranked)."""
-    snapshot_id, request_json = inputs.snapshot.snapshot_id, request.model_dump_json()
+    snapshot_id, request_json, now = inputs.snapshot.snapshot_id, request.model_dump_json(), as_of()
     keys = tuple(offer_keys)
-    return _same_snapshot(lambda: _shortlist(str(path), snapshot_id, request_json, keys))
+    return _same_snapshot(lambda: _shortlist(str(path), snapshot_id, request_json, now, keys))
 
 
 def shortlist_downloads(
@@ -119,9 +131,11 @@ def shortlist_downloads(
     notes: Mapping[str, str],
 ) -> Downloads:
     """CSV, XLSX and memo of the starred offers (cached: the workbook takes a moment)."""
-    snapshot_id, request_json = inputs.snapshot.snapshot_id, request.model_dump_json()
+    snapshot_id, request_json, now = inputs.snapshot.snapshot_id, request.model_dump_json(), as_of()
     keys, written = tuple(offer_keys), tuple(sorted(notes.items()))
-    return _same_snapshot(lambda: _downloads(str(path), snapshot_id, request_json, keys, written))
+    return _same_snapshot(
+        lambda: _downloads(str(path), snapshot_id, request_json, now, keys, written)
+    )
 
 
 # ---- text for ranges

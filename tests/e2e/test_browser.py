@@ -22,7 +22,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from pipeline.ranking import RankRequest, parse_gpu_counts, rank
 from pipeline.workloads import preset
-from tests.helpers import ROOT, python_env
+from tests.helpers import AS_OF, ROOT, python_env
 from ui.rank_data import offer_label
 
 CHROMIUM = "/usr/bin/chromium"
@@ -54,6 +54,7 @@ def app_url(fixture_warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -
         **python_env(),
         "FABRICSCOPE_WAREHOUSE": str(fixture_warehouse),
         "FABRICSCOPE_DATA_DIR": str(data),
+        "FABRICSCOPE_AS_OF": AS_OF.isoformat(),
     }
     log = (data / "streamlit.log").open("w")
     process = subprocess.Popen(
@@ -138,7 +139,7 @@ def test_a_shared_url_restores_the_ranking_and_the_starred_offers_download_as_cs
     request = RankRequest(
         workload=preset("mixtral-8x7b"), gpu_counts=parse_gpu_counts("256"), objective="time"
     )
-    expected = rank(fixture_warehouse, request).offers
+    expected = rank(fixture_warehouse, request, AS_OF).offers
     assert metric(page, "Offers ranked") == f"{len(expected):,}"
 
     # star the first two offers of the ranking
@@ -162,7 +163,8 @@ def test_a_shared_url_restores_the_ranking_and_the_starred_offers_download_as_cs
     got = pd.read_csv(saved)
     want = expected.head(2)
     assert list(got["offer_key"]) == list(want["offer_key"])
-    for column in ("time_to_train_h", "time_to_train_h_low", "cost_usd", "cost_usd_low", "mfu"):
+    columns = ("time_to_train_h", "time_to_train_h_low", "cost_usd", "cost_usd_low", "mfu")
+    for column in (*columns, "data_age_days"):  # prices aged at FABRICSCOPE_AS_OF
         np.testing.assert_allclose(got[column], want[column].astype(float), rtol=1e-12)
     assert list(got["provider"]) == list(want["provider"])
 

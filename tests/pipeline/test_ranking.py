@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
@@ -21,7 +21,7 @@ from pipeline.ranking import (
     rank_offers,
 )
 from pipeline.workloads import preset
-from tests.helpers import fabricscope
+from tests.helpers import AS_OF, fabricscope
 
 
 def request(name: str, gpus: str, **extra) -> RankRequest:
@@ -303,3 +303,26 @@ def test_the_pareto_front_is_the_offers_no_other_dominates(points):
         for t, c in points
     ]
     assert _pareto(pd.Series(times), pd.Series(costs)) == expected
+
+
+def test_prices_are_aged_at_the_time_given_not_the_clock(fixture_warehouse):
+    job = request("llama3-8b", "64")
+    first = rank(fixture_warehouse, job, AS_OF).offers
+    later = rank(fixture_warehouse, job, AS_OF + timedelta(days=10)).offers
+    observed = pd.to_datetime(first["price_observed_at"], utc=True)
+    expected = ((pd.Timestamp(AS_OF) - observed).dt.total_seconds() / 86400).round(2)
+    assert first["data_age_days"].tolist() == expected.tolist()
+    assert (later["data_age_days"] - first["data_age_days"]).round(2).eq(10).all()
+
+    # the CLI takes the same time from the as_of setting
+    done = fabricscope(
+        "rank", "-w", "llama3-8b", "--gpus", "64", "--format", "json",
+        "--warehouse", str(fixture_warehouse), env={"FABRICSCOPE_AS_OF": AS_OF.isoformat()},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ages = [row["data_age_days"] for row in json.loads(done.stdout)["offers"]]
+    assert ages == first["data_age_days"].tolist()
+    bad = fabricscope(
+        "rank", "-w", "llama3-8b", "--gpus", "64", env={"FABRICSCOPE_AS_OF": "yesterday"}
+    )
+    assert bad.returncode == 2 and "FABRICSCOPE_AS_OF" in bad.stderr

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from pipeline.ranking import rank
 from pipeline.workloads import preset
-from tests.helpers import publish_synthetic
+from tests.helpers import AS_OF, publish_synthetic
 from tests.ui.apptest import open_page, text_of, url_values
 from ui.rank_data import SnapshotMoved, _inputs
 from ui.view_state import RankView, request_of
@@ -35,7 +35,7 @@ def test_the_ranking_matches_the_pipeline_and_shows_ranges(use_warehouse, fixtur
     app = open_page(RANK)
     assert not app.exception and not app.error
     shown = offers_shown(app)
-    expected = rank(fixture_warehouse, request_of(RankView())).offers
+    expected = rank(fixture_warehouse, request_of(RankView()), AS_OF).offers
     assert list(shown["offer_key"]) == list(expected["offer_key"])
     # an unknown fabric that changes the answer is a range, never one number
     differs = expected["fabric_range"] & (
@@ -66,7 +66,7 @@ def test_changing_the_workload_changes_the_ranking(use_warehouse, fixture_wareho
 def test_query_params_restore_the_view(use_warehouse, fixture_warehouse):
     use_warehouse(fixture_warehouse)
     view = RankView(preset="mixtral-8x7b", gpus="32-128", objective="time", what_if="infiniband")
-    expected = rank(fixture_warehouse, request_of(view)).offers
+    expected = rank(fixture_warehouse, request_of(view), AS_OF).offers
     star = str(expected["offer_key"].iloc[1])
     params = {
         "preset": "mixtral-8x7b",

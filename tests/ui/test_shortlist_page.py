@@ -10,6 +10,7 @@ import pytest
 
 from pipeline import shortlist as shortlisting
 from pipeline.ranking import OFFER_COLUMNS, rank
+from tests.helpers import AS_OF
 from tests.ui.apptest import captured_downloads, download_data, open_page, text_of, url_values
 from ui import shortlist_files
 from ui.view_state import RankView, request_of
@@ -19,7 +20,7 @@ SHORTLIST = "pages/shortlist.py"
 
 @pytest.fixture(scope="module")
 def fixture_ranking(fixture_warehouse):
-    return rank(fixture_warehouse, request_of(RankView()))
+    return rank(fixture_warehouse, request_of(RankView()), AS_OF)
 
 
 def test_starred_offers_reach_the_shortlist_and_its_csv_is_the_ranking_rows(
@@ -51,7 +52,7 @@ def test_starred_offers_reach_the_shortlist_and_its_csv_is_the_ranking_rows(
 
 def test_a_shortlist_link_opens_on_the_shortlist(use_warehouse, fixture_warehouse):
     view = RankView(preset="llama3-70b", gpus="128")
-    offers = rank(fixture_warehouse, request_of(view)).offers
+    offers = rank(fixture_warehouse, request_of(view), AS_OF).offers
     keys = list(offers["offer_key"].head(2))
     use_warehouse(fixture_warehouse)
     app = open_page(
