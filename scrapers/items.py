@@ -15,6 +15,7 @@ class RawOffer(scrapy.Item):
     provider = scrapy.Field()
     instance_type = scrapy.Field()
     region = scrapy.Field()
+    zones = scrapy.Field()  # availability zones collapsed into this regional offer
     gpu_name = scrapy.Field()  # as published, e.g. "NVIDIA H100 SXM"; mapped by a pipeline
     gpu_count = scrapy.Field()
     gpu_memory_gb = scrapy.Field()
@@ -52,6 +53,7 @@ class RawFabricFact(scrapy.Item):
     evidence = scrapy.Field()
     source_date = scrapy.Field()
     obtained_by = scrapy.Field()
+    source_grade = scrapy.Field()  # provider | measured | third_party
     gpu_model = scrapy.Field()  # set by the pipelines
 
 

@@ -209,7 +209,14 @@ def run_content_hash(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
     return hashlib.sha256(f"offers:{offers}\nfabric:{fabric}".encode()).hexdigest()
 
 
-REFERENCE_TABLES: tuple[str, ...] = ("gpus", "fabric_classes", "providers", "fx_rates")
+REFERENCE_TABLES: tuple[str, ...] = (
+    "gpus",
+    "fabric_classes",
+    "providers",
+    "fx_rates",
+    "instance_gpus",
+    "fabric_product_lines",
+)
 
 
 def reference_content_hash(con: duckdb.DuckDBPyConnection) -> str:

@@ -12,8 +12,10 @@ Units, once for every field that carries one:
 - memory: ``gpu_memory_gb`` is per GPU, ``ram_gb`` per instance, both in GB.
 - bandwidth: ``fabric_gbps_per_node`` / ``fabric_gbps_per_gpu`` are inter-node
   bandwidth in gigabits per second.
-- times: ``observed_at`` is timezone-aware (when we saw it); ``source_date`` is the
-  date the source itself states, if any.
+- times: ``observed_at`` is timezone-aware (when our run saw it); ``source_date`` is the
+  date the source itself states, or the day a curator read it, if known.
+- ``zones``: how many availability zones of ``region`` sell the offer, where a catalog
+  lists each zone (their rows collapsed into one regional offer).
 
 Unknown is ``None`` and stays ``None``: nothing here guesses.
 """
@@ -81,6 +83,14 @@ class ObtainedBy(StrEnum):
     CURATED = "curated"  # entered by hand from a cited page, with the quote
 
 
+class SourceGrade(StrEnum):
+    """How far a fact's source can be trusted (docs/TRANSPARENCY.md)."""
+
+    PROVIDER = "provider"  # the provider's own docs, API, pricing page or signed answer
+    MEASURED = "measured"  # an independent benchmark with its raw output, an MLPerf submission
+    THIRD_PARTY = "third_party"  # blogs, books, mirrors, aggregators: never a "yes" alone
+
+
 class RunMode(StrEnum):
     LIVE = "live"
     REPLAY = "replay"
@@ -132,6 +142,9 @@ class Offer(_Contract):
     source: Slug
     instance_type: NonBlank
     region: str | None = None
+    zones: int | None = Field(
+        default=None, gt=0, le=1000, description="availability zones of the region selling it"
+    )
     gpu_name: str | None = Field(default=None, description="the GPU as the provider names it")
     gpu_model: str | None = Field(
         default=None, description="canonical id from gpus.csv, None when unknown"
@@ -190,6 +203,7 @@ class FabricFact(_Contract):
     evidence: NonBlank = Field(max_length=2000, description="the sentence quoted from the source")
     source_date: date | None = None
     obtained_by: ObtainedBy
+    source_grade: SourceGrade
     observed_at: AwareDatetime
 
     @model_validator(mode="after")

@@ -43,6 +43,7 @@ def synthetic_offers(
             "source": pa.array(np.full(rows, source, dtype=object)),
             "instance_type": pa.array(np.char.add("syn-", index.astype(str)).astype(object)),
             "region": pa.array(np.full(rows, "synthetic-1", dtype=object)),
+            "zones": pa.nulls(rows, pa.int32()),
             "gpu_name": pa.array(gpu_model),
             "gpu_model": pa.array(gpu_model),
             "gpu_count": pa.array(gpu_count, pa.int32()),

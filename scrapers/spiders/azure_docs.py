@@ -24,6 +24,7 @@ class AzureDocsSpider(DocsFabricSpider):
                 "fabric_class": "infiniband",
                 "fabric_product": "8x 400G ConnectX-7 NDR InfiniBand HCAs",
                 "fabric_gbps_per_node": 3200,  # 8 x 400G per VM (the whole node)
+                "source_grade": "third_party",  # a personal site, however well it cites
             },
         ),
         DocsFact(
@@ -35,6 +36,7 @@ class AzureDocsSpider(DocsFabricSpider):
                 "fabric_gbps_per_node": 3200,  # 8 x 400 Gigabit
                 "rdma": "yes",
                 "gpudirect_rdma": "yes",
+                "source_grade": "provider",  # Microsoft's own docs repository
             },
         ),
     )

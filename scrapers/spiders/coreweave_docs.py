@@ -30,7 +30,11 @@ class CoreweaveDocsSpider(DocsFabricSpider):
         "https://docs.coreweave.com/docs/platform/instances/gb200",
     ]
     refresh_cron = "41 3 * * *"
-    item_attributes = {"provider": "coreweave", "obtained_by": "scraped"}
+    item_attributes = {
+        "provider": "coreweave",
+        "obtained_by": "scraped",
+        "source_grade": "provider",
+    }
     facts = (
         DocsFact("HGX H100 (InfiniBand node pools)", _INFINIBAND, _INFINIBAND_FIELDS),
         DocsFact("HGX H200 (InfiniBand node pools)", _INFINIBAND, _INFINIBAND_FIELDS),

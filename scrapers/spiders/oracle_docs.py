@@ -11,7 +11,8 @@ class OracleDocsSpider(DocsFabricSpider):
         "https://blogs.oracle.com/cloud-infrastructure/zettascale-osu-nccl-benchmark-h100-ai-workloads"
     ]
     refresh_cron = "53 3 * * *"
-    item_attributes = {"provider": "oracle", "obtained_by": "scraped"}
+    # the provider's own blog
+    item_attributes = {"provider": "oracle", "obtained_by": "scraped", "source_grade": "provider"}
     facts = (
         DocsFact(
             # H100 is named by the post's URL and title only; the text read names no fabric class,

@@ -34,6 +34,7 @@ class VoltageParkSpider(LayoutSpider):
         "pricing_tier": "on_demand",
         "price_basis": "per_gpu",  # "$1.99/hr" beside "1-1016 HGX H100 GPUs": per GPU-hour
         "obtained_by": "scraped",
+        "source_grade": "provider",  # its own pricing page
     }
     layouts = ("parse_plan_cards",)
 

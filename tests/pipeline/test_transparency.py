@@ -88,7 +88,7 @@ def fact(provider, instance_type, fabric_class, **fields):
         evidence=f"{provider} {instance_type}: quoted sentence",
         obtained_by="curated",
         observed_at=NOW,
-        **fields,
+        **{"source_grade": "provider", **fields},
     )
 
 

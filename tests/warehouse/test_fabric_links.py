@@ -1,10 +1,17 @@
-"""How an offer finds its fabric: its own instance type, or its provider's agreed GPU family."""
+"""How an offer finds its fabric: its own instance type, or a sourced product-line row."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+import pytest
+
 from tests.helpers import run_record
+from warehouse.db import WarehouseError
+from warehouse.gpus import REFERENCE_DIR
 from warehouse.db import read_frame
-from warehouse.load import RunBatch, fabric_table, offers_table, publish_run
+from warehouse.load import RunBatch, fabric_table, init_warehouse, offers_table, publish_run
 from warehouse.models import FabricFact, Offer, utc_now
 
 NOW = utc_now()
@@ -40,13 +47,22 @@ def fact(provider, instance_type, fabric_class, gpu_name=None):
         source_url="https://example.invalid/docs",
         evidence=f"{instance_type}: {fabric_class}",
         obtained_by="curated",
+        source_grade="provider",
         observed_at=NOW,
     )
 
 
-def catalog(warehouse_path, offers, facts):
-    publish_run(warehouse_path, RunBatch(run_record("offers_page"), offers_table(offers)))
-    publish_run(warehouse_path, RunBatch(run_record("curated_fabric"), None, fabric_table(facts)))
+def catalog(warehouse_path, offers, facts, reference_dir=REFERENCE_DIR):
+    publish_run(
+        warehouse_path,
+        RunBatch(run_record("offers_page"), offers_table(offers)),
+        reference_dir=reference_dir,
+    )
+    publish_run(
+        warehouse_path,
+        RunBatch(run_record("curated_fabric"), None, fabric_table(facts)),
+        reference_dir=reference_dir,
+    )
     rows = read_frame(
         warehouse_path,
         "select provider, instance_type, fabric_class, fabric_match from instance_catalog",
@@ -57,31 +73,48 @@ def catalog(warehouse_path, offers, facts):
     }
 
 
+def with_product_lines(warehouse_path: Path, lines: list[str]) -> Path:
+    """The bundled reference data plus ``lines`` in fabric_product_lines.csv, loaded into the
+    warehouse; returns the folder."""
+    folder = warehouse_path.parent / "reference"
+    shutil.copytree(REFERENCE_DIR, folder)
+    with (folder / "fabric_product_lines.csv").open("a", encoding="utf-8") as handle:
+        handle.writelines(f"{line}\n" for line in lines)
+    init_warehouse(warehouse_path, folder)
+    return folder
+
+
 def test_fabric_links(warehouse_path):
     offers = [
         offer("alpha", "8x H100 IB", "H100 SXM", "H100-SXM-80GB"),
         offer("alpha", "8x H100 eth", "H100 SXM", "H100-SXM-80GB"),
-        offer("beta", "gpu-h100-8", "H100"),  # bare name: the family is still H100
-        offer("beta", "gpu-a10-1", "A10", "A10-PCIE-24GB", count=1),  # A10 is not A100
+        offer("beta", "gpu-h100-8", "H100"),  # mapped to its product line by a sourced row
+        offer("beta", "gpu-h100-pcie-8", "H100 PCIe", "H100-PCIE-80GB"),  # not in the line
+        offer("beta", "gpu-a10-1", "A10", "A10-PCIE-24GB", count=1),
         offer("gamma", "8x H100", "H100 SXM", "H100-SXM-80GB"),
-        offer("delta", "8x H200", "H200 SXM", "H200-SXM-141GB"),
-        offer("epsilon", "8x B200", "B200", "B200-SXM-180GB"),
     ]
     facts = [
         fact("alpha", "8x H100 IB", "infiniband"),  # exact instance types
         fact("alpha", "8x H100 eth", "ethernet"),
-        fact("beta", "HGX H100 / A100 (InfiniBand node pools)", "infiniband", "H100 / A100"),
-        fact("gamma", "H100 clusters", "infiniband", "H100"),
-        fact("gamma", "H100 on-demand", "unknown", "H100"),  # one fact in doubt
-        fact("delta", "H200 (fabric A)", "infiniband", "H200"),
-        fact("delta", "H200 (fabric B)", "roce", "H200"),  # facts disagree
+        fact("beta", "HGX H100 (InfiniBand node pools)", "infiniband", "H100"),
+        fact("gamma", "H100 clusters", "infiniband", "H100"),  # no line maps gamma's offer
     ]
-    links = catalog(warehouse_path, offers, facts)
+    reference = with_product_lines(
+        warehouse_path,
+        ["beta,gpu-h100-8,HGX H100 (InfiniBand node pools),https://example.invalid/pools"],
+    )
+    links = catalog(warehouse_path, offers, facts, reference)
     assert links[("alpha", "8x H100 IB")] == ("infiniband", "instance_type")
     assert links[("alpha", "8x H100 eth")] == ("ethernet", "instance_type")
-    assert links[("beta", "gpu-h100-8")] == ("infiniband", "provider_gpu_family")
+    assert links[("beta", "gpu-h100-8")] == ("infiniband", "product_line")
+    # never by GPU family: the same GPU on another product line of the provider stays unknown
+    # (CoreWeave's H100 PCIe offers were once labelled with its HGX H100 pools' InfiniBand)
+    assert links[("beta", "gpu-h100-pcie-8")] == (None, None)
     assert links[("beta", "gpu-a10-1")] == (None, None)
     assert links[("gamma", "8x H100")] == (None, None)
-    assert links[("delta", "8x H200")] == (None, None)
-    assert links[("epsilon", "8x B200")] == (None, None)
     assert len(links) == len(offers)
+
+
+def test_a_product_line_row_without_a_source_is_refused(warehouse_path):
+    with pytest.raises(WarehouseError, match="fabric_product_lines"):
+        with_product_lines(warehouse_path, ["beta,gpu-h100-8,HGX H100,"])

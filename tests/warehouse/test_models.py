@@ -43,6 +43,7 @@ def fact(**changes):
         source_url="https://www.voltagepark.com/pricing",
         evidence="3200 Gbps InfiniBand",
         obtained_by="scraped",
+        source_grade="provider",
         observed_at=utc_now(),
     )
     fields.update(changes)

@@ -50,6 +50,7 @@ def raw_fact():
             source_url="https://www.voltagepark.com/pricing",
             evidence="3200 Gbps Infiniband",
             obtained_by="scraped",
+            source_grade="provider",
         )
         base.update(fields)
         return RawFabricFact(**base)

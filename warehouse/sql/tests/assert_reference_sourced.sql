@@ -5,4 +5,10 @@ select 'fabric_classes', fabric_class from fabric_classes where trim(coalesce(so
 union all
 select 'providers', provider from providers where trim(coalesce(source, '')) = ''
 union all
-select 'fx_rates', currency from fx_rates where trim(coalesce(source, '')) = '';
+select 'fx_rates', currency from fx_rates where trim(coalesce(source, '')) = ''
+union all
+select 'instance_gpus', provider || '/' || instance_type from instance_gpus
+where trim(coalesce(source, '')) = ''
+union all
+select 'fabric_product_lines', provider || '/' || instance_type from fabric_product_lines
+where trim(coalesce(source, '')) = '';

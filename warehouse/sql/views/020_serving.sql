@@ -7,6 +7,7 @@ select
     o.source,
     o.instance_type,
     o.region,
+    o.zones,
     o.gpu_name,
     o.gpu_model,
     o.gpu_count,
@@ -50,6 +51,7 @@ select
     f.evidence,
     f.source_date,
     f.obtained_by,
+    f.source_grade,
     f.observed_at,
     f.run_id
 from fabric_history as f
@@ -71,73 +73,10 @@ select * exclude (preference)
 from ranked
 where preference = 1;
 
--- GPU families ("H100", "A100", "MI300X"): the first part of each canonical id.
-create or replace view stg_gpu_families as
-select distinct split_part(gpu_model, '-', 1) as gpu_family
-from gpus;
-
--- Fabric facts stated for a provider's product line rather than one instance type
--- ("HGX H100 (InfiniBand node pools)"): the GPU families its name or GPU tokens name.
--- Tokens must equal a family exactly; no substring matching.
-create or replace view stg_fabric_by_family as
-with tokens as (
-    select
-        f.*,
-        unnest(regexp_split_to_array(
-            upper(coalesce(f.gpu_name, '') || ' ' || f.instance_type), '[^A-Z0-9]+'
-        )) as token
-    from fabric_current as f
-),
-named as (
-    select distinct t.* exclude (token), fam.gpu_family
-    from tokens as t
-    inner join stg_gpu_families as fam on t.token = upper(fam.gpu_family)
-),
-agreed as (
-    -- only where every fact of the provider for that family says the same class,
-    -- 'unknown' included: one fact in doubt leaves the family's fabric unknown
-    select provider, gpu_family
-    from named
-    group by provider, gpu_family
-    having count(distinct fabric_class) = 1 and min(fabric_class) <> 'unknown'
-),
-ranked as (
-    select
-        n.*,
-        row_number() over (
-            partition by n.provider, n.gpu_family order by n.observed_at desc, n.source
-        ) as preference
-    from named as n
-    inner join agreed as a on n.provider = a.provider and n.gpu_family = a.gpu_family
-)
-select * exclude (preference)
-from ranked
-where preference = 1;
-
--- The GPU family of each current offer: from its canonical model, else from the tokens of
--- the name the provider gave (a bare "H100" is a family even when its form factor is not
--- known). Offers whose name names several families get none.
-create or replace view stg_offer_families as
-with tokens as (
-    select
-        run_id,
-        instance_type,
-        region,
-        pricing_tier,
-        coalesce(
-            split_part(gpu_model, '-', 1),
-            unnest(regexp_split_to_array(upper(coalesce(gpu_name, '')), '[^A-Z0-9]+'))
-        ) as token
-    from offers_current
-)
-select t.run_id, t.instance_type, t.region, t.pricing_tier, min(fam.gpu_family) as gpu_family
-from tokens as t
-inner join stg_gpu_families as fam on upper(t.token) = upper(fam.gpu_family)
-group by t.run_id, t.instance_type, t.region, t.pricing_tier
-having count(distinct fam.gpu_family) = 1;
-
--- The fabric of each current offer: the fact for its instance type if one exists,
--- else the provider's agreed fact for its GPU family; fabric_match says which.
+-- The fabric of each current offer: the fact for its instance type if one exists, else the
+-- fact of the product line a sourced row of fabric_product_lines puts it in; fabric_match
+-- says which. Never by GPU family: one provider sells the same GPU on different fabrics
+-- (CoreWeave's H100 PCIe and its HGX H100 InfiniBand pools).
 create or replace view stg_offer_fabric as
 with candidates as (
     select
@@ -151,17 +90,14 @@ with candidates as (
     union all by name
     select
         o.run_id, o.instance_type, o.region, o.pricing_tier,
-        2 as priority, 'provider_gpu_family' as fabric_match,
+        2 as priority, 'product_line' as fabric_match,
         f.instance_type as fact_instance_type,
-        f.* exclude (provider, source, instance_type, gpu_name, gpu_model, run_id, gpu_family)
+        f.* exclude (provider, source, instance_type, gpu_name, gpu_model, run_id)
     from offers_current as o
-    inner join stg_offer_families as fam
-        on o.run_id = fam.run_id
-        and o.instance_type = fam.instance_type
-        and o.region is not distinct from fam.region
-        and o.pricing_tier = fam.pricing_tier
-    inner join stg_fabric_by_family as f
-        on o.provider = f.provider and fam.gpu_family = f.gpu_family
+    inner join fabric_product_lines as line
+        on o.provider = line.provider and o.instance_type = line.instance_type
+    inner join stg_fabric_best as f
+        on line.provider = f.provider and line.product_line = f.instance_type
 )
 select
     run_id,
@@ -182,6 +118,8 @@ select
     source_url as fabric_source_url,
     evidence as fabric_evidence,
     obtained_by as fabric_obtained_by,
+    source_grade as fabric_source_grade,
+    source_date as fabric_source_date,
     observed_at as fabric_observed_at
 from (
     select
@@ -201,6 +139,7 @@ select
     o.source,
     o.instance_type,
     o.region,
+    o.zones,
     o.gpu_name,
     o.gpu_model,
     o.gpu_count,
@@ -236,8 +175,12 @@ select
     f.fabric_source_url,
     f.fabric_evidence,
     f.fabric_obtained_by,
-    f.fabric_observed_at
+    f.fabric_source_grade,
+    f.fabric_source_date,
+    f.fabric_observed_at,
+    p.kind as provider_kind
 from offers_current as o
+left join providers as p on o.provider = p.provider
 left join gpus as g on o.gpu_model = g.gpu_model
 left join stg_offer_fabric as f
     on o.run_id = f.run_id
