@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import run_record
-from warehouse.db import WarehouseError
+from warehouse.db import WarehouseError, read_frame
 from warehouse.gpus import REFERENCE_DIR
-from warehouse.db import read_frame
 from warehouse.load import RunBatch, fabric_table, init_warehouse, offers_table, publish_run
 from warehouse.models import FabricFact, Offer, utc_now
 
