@@ -51,8 +51,16 @@ distinct ``instance_type`` values of those facts; its *price lists* are its rows
 The questions other than ``fabric_type`` ask whether the provider states something at all, so
 one fact stating it is enough; the evidence says for which product line.
 
-Evidence: of the facts that make the answer, the most recently observed (then one with a
-source date, then by source and instance type, so the choice is stable); of the price lists,
+Grades: every fact's source is graded ``provider`` (the provider's own docs, API, pricing page
+or signed answer), ``measured`` (an independent benchmark with its raw output, an MLPerf
+submission of that system) or ``third_party`` (blogs, books, mirrors, aggregators). A ``yes``
+needs provider or measured evidence: one that rests on third-party evidence alone is
+``partial`` and says so. Price lists: the provider's own API or page is provider-grade, a
+catalog third-party.
+
+Evidence: of the facts that make the answer, provider or measured ones first, then the most
+recently observed (then one with a source date, then by source and instance type, so the
+choice is stable); of the price lists,
 the provider's own API before its page before hand entry before a catalog, then the most
 recent.
 
@@ -107,6 +115,7 @@ FACT_COLUMNS: tuple[str, ...] = (
     "evidence",
     "source_date",
     "obtained_by",
+    "source_grade",
     "observed_at",
 )
 OFFER_COLUMNS: tuple[str, ...] = (
@@ -200,6 +209,10 @@ class Questionnaire(_Model):
         )
 
 
+# evidence a "yes" may rest on; third-party sources (blogs, mirrors, aggregators) give partial
+TRUSTED_GRADES = frozenset({"provider", "measured"})
+
+
 class Evidence(_Model):
     """One observation an answer rests on, as stored in the warehouse."""
 
@@ -208,6 +221,10 @@ class Evidence(_Model):
     observed_at: datetime = Field(description="when we observed it (timezone-aware)")
     source_date: date | None = Field(default=None, description="the date the source states")
     obtained_by: str = Field(description="api | scraped | catalog | curated")
+    source_grade: str | None = Field(
+        default=None,
+        description="provider | measured | third_party (docs/TRANSPARENCY.md); None: not graded",
+    )
     source: str = Field(description="the warehouse source (spider) that recorded it")
     instance_type: str | None = Field(default=None, description="the product line of a fact")
     stated: str = Field(description="what it states that decides the answer")
@@ -372,6 +389,7 @@ class _Fact:
     evidence: str
     source_date: date | None
     obtained_by: str
+    source_grade: str | None
     observed_at: datetime
 
     @classmethod
@@ -405,8 +423,14 @@ class _Fact:
             evidence=str(row["evidence"]),
             source_date=_as_date(row["source_date"]),
             obtained_by=str(row["obtained_by"]),
+            source_grade=text(row["source_grade"]),
             observed_at=_as_datetime(row["observed_at"]),
         )
+
+    @property
+    def trusted(self) -> bool:
+        """The provider's own word or an independent measurement (not third-party only)."""
+        return self.source_grade in TRUSTED_GRADES
 
     def evidence_for(self, stated: str) -> Evidence:
         return Evidence(
@@ -415,6 +439,7 @@ class _Fact:
             observed_at=self.observed_at,
             source_date=self.source_date,
             obtained_by=self.obtained_by,
+            source_grade=self.source_grade,
             source=self.source,
             instance_type=self.instance_type,
             stated=stated,
@@ -468,9 +493,11 @@ Rule = Callable[[_ProviderData], _Decision]
 # ------------------------------------------------------------------- fabric rules
 
 
-def _fact_preference(fact: _Fact) -> tuple[float, bool, str, str]:
-    """Most recently observed first, then facts whose source states a date."""
+def _fact_preference(fact: _Fact) -> tuple[bool, float, bool, str, str]:
+    """Provider or measured evidence first, then the most recently observed, then facts whose
+    source states a date."""
     return (
+        not fact.trusted,
         -fact.observed_at.timestamp(),
         fact.source_date is None,
         fact.source,
@@ -499,6 +526,8 @@ def _best_fact(facts: Sequence[_Fact], read: FactReading, subject: str) -> _Deci
         key=lambda pair: _fact_preference(pair[0]),
     )
     fact, stated = at_top[0]
+    if top is AnswerValue.YES and not fact.trusted:
+        return _third_party_only(fact, stated, subject)
     if top is AnswerValue.YES:
         reason = (
             f"{subject} stated in {len(at_top)} of {len(facts)} fabric facts, "
@@ -507,6 +536,17 @@ def _best_fact(facts: Sequence[_Fact], read: FactReading, subject: str) -> _Deci
     else:
         reason = f"{fact.instance_type}: {stated}; no fabric fact states more"
     return _Decision(top, reason, (fact.evidence_for(stated),))
+
+
+def _third_party_only(fact: _Fact, stated: str, subject: str) -> _Decision:
+    """A "yes" that only third-party sources give is partial until the provider says it."""
+    return _Decision(
+        AnswerValue.PARTIAL,
+        f"{subject} stated only by third-party sources (e.g. {fact.instance_type}: {stated}, "
+        f"{fact.source_url}): partial until the provider's own documentation or an "
+        "independent measurement states it",
+        (fact.evidence_for(stated),),
+    )
 
 
 def _fabric_type(data: _ProviderData) -> _Decision:
@@ -525,6 +565,8 @@ def _fabric_type(data: _ProviderData) -> _Decision:
         return _Decision(
             AnswerValue.NO, "every stated fabric is 'none' (single node only)", evidence
         )
+    if not best.trusted:
+        return _third_party_only(best, stated_text, "a fabric class")
     if not unstated:
         return _Decision(
             AnswerValue.YES,
@@ -627,6 +669,8 @@ def _price_evidence(rows: Sequence[_PriceRow], stated: str) -> Evidence:
         source_url=example.source_url,
         observed_at=example.observed_at,
         obtained_by=example.obtained_by,
+        # a provider's own price API or page is its own word; a catalog is a third party's
+        source_grade="provider" if example.obtained_by in _OWN_PRICE_LIST else "third_party",
         source=example.source,
         stated=stated,
     )

@@ -121,6 +121,10 @@ FACTS = [
     fact("half_cloud", "B200 on-demand", "unknown"),
     fact("solo_cloud", "1x L40S", "none", multi_node=False),
     fact("facts_only", "ND H100 v5", "infiniband", rdma=True, gpudirect_rdma=True),
+    # a blog's word alone: partial, never yes; the provider's own page beside it makes it yes
+    fact("blog_cloud", "8x H100", "infiniband", source_grade="third_party", **FULL_IB),
+    fact("both_cloud", "8x H100 (blog)", "infiniband", source_grade="third_party", **FULL_IB),
+    fact("both_cloud", "8x H100", "infiniband", source_grade="provider", fabric_gbps_per_gpu=400),
 ]
 
 
@@ -428,3 +432,20 @@ def test_answers_of_another_version_or_provider_are_refused():
         scores(old)
     with pytest.raises(TransparencyError, match="no answers for provider 'q'"):
         open_questions([answer(AnswerValue.YES, True)], "q")
+
+
+def test_third_party_evidence_alone_is_partial_never_yes(made):
+    by_key, _ = made
+    for question in ("fabric_type", "bandwidth", "rdma", "topology", "cluster_size"):
+        answer = by_key[("blog_cloud", question)]
+        assert answer.value is AnswerValue.PARTIAL, question
+        assert "third-party" in answer.reason
+        assert answer.evidence[0].source_grade == "third_party"
+    # where the provider's own page states it too, that page is the evidence and it is a yes
+    for question in ("fabric_type", "bandwidth"):
+        answer = by_key[("both_cloud", question)]
+        assert answer.value is AnswerValue.YES, question
+        assert answer.evidence[0].source_grade == "provider"
+        assert answer.evidence[0].instance_type == "8x H100"
+    # what only the blog states (the topology) stays partial
+    assert by_key[("both_cloud", "topology")].value is AnswerValue.PARTIAL
