@@ -419,7 +419,12 @@ def parse(
     url: Annotated[str | None, typer.Option(help="The URL the file was saved from.")] = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Run a source's spider and pipelines on one saved response; publishes nothing."""
+    """Run a source's spider and pipelines on one saved response; publishes nothing.
+
+    The spider sends its own request (a POST with its body, a curated source's file://
+    URL) and FILE answers it; a relative FILE is read from the working directory.
+    """
+    file = file.resolve()
     if not file.is_file():
         raise UserError(f"no such file: {file}", code=2)
     try:
@@ -550,6 +555,7 @@ RANK_TABLE_COLUMNS = [
     "days",
     "cost_usd",
     "usd_per_gpu_h",
+    "price_age_d",
     "mfu",
     "verdict",
     "fabric",
@@ -570,6 +576,8 @@ def _rank_display(row: dict[str, Any]) -> dict[str, Any]:
         "days": _span(row["time_to_train_h"] / 24, row["time_to_train_h_low"] / 24, 1),
         "cost_usd": _span(row["cost_usd"], row["cost_usd_low"], 0),
         "usd_per_gpu_h": row["price_usd_per_gpu_hour"],
+        # days since the source observed the price: replayed recordings are old by design
+        "price_age_d": None if row["data_age_days"] is None else f"{row['data_age_days']:.0f}",
         "mfu": f"{row['mfu']:.0%}",
         "fabric": row["fabric_estimated_as"],
     }
@@ -606,6 +614,10 @@ def rank(
     what_if_fabric: Annotated[
         str | None, typer.Option(help="Estimate every offer as if it had this fabric class.")
     ] = None,
+    max_price_age_days: Annotated[
+        float | None,
+        typer.Option(help="Leave out prices their source observed more than this many days ago."),
+    ] = None,
     show_excluded: Annotated[
         bool, typer.Option("--excluded", help="List the excluded offers and why instead.")
     ] = False,
@@ -632,6 +644,7 @@ def rank(
         objective=objective,
         time_weight=time_weight,
         fabric_override=what_if_fabric,
+        max_price_age_days=max_price_age_days,
     )
     _require_warehouse(settings)  # after the request: bad input is exit 2 either way
     result = ranking.rank(settings.warehouse, request, settings.as_of)

@@ -53,9 +53,33 @@ FABRIC_ORDER: dict[str, int] = {
 }
 # An unstated fabric is estimated at both ends of what the field offers.
 UNKNOWN_FABRIC_RANGE: tuple[str, str] = ("ethernet", "infiniband")
-# An unstated per-GPU bandwidth (Gb/s): one 400G NIC shared by an 8-GPU node (plain
-# Ethernet clouds) up to one 400G NIC per GPU (HGX H100/H200 reference design). Prior.
+# A stated class without its bandwidth (Gb/s per GPU): one 400G NIC shared by an 8-GPU node
+# up to one 400G NIC per GPU (HGX H100/H200 reference design). Prior.
 UNKNOWN_GBPS_PER_GPU: tuple[float, float] = (50.0, 400.0)
+# An unstated fabric's worse end is TCP over the node's front-end NIC, shared by its GPUs:
+# Google documents 32 Gb/s for its slowest GPU instances ("For N1 general-purpose instances
+# that have P100 and P4 GPUs attached, a maximum network bandwidth of 32 Gbps is available",
+# https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth). Its better end is one
+# 400G NIC per GPU, as above.
+UNKNOWN_GBPS_PER_NODE_WORST = 32.0
+# What a fabric class really carries per node, for the "what if this offer had fabric X"
+# view when the offer does not state that class's bandwidth: 8-GPU nodes as documented.
+WHAT_IF_GBPS_PER_NODE: dict[str, tuple[float, str]] = {
+    # "For A2 and G2 accelerator-optimized instances, you can get a maximum network
+    # bandwidth of up to 100 Gbps" (Google, gpu-network-bandwidth): TCP on a front-end NIC
+    "ethernet": (100.0, "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth"),
+    # A3 High (GPUDirect-TCPX): "1,000 Gbps" max total bandwidth (same page)
+    "tcpx": (1000.0, "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth"),
+    # 8 x 400G ConnectX-7 per 8-GPU node: Azure ND H100 v5 ("8x 400G ConnectX-7 NDR
+    # InfiniBand HCAs"), Google A3 Ultra / A4 RoCE ("eight CX7 NICs deliver a total network
+    # bandwidth of 3,200 Gbps"), AWS p5 EFA (3,200 Gbps)
+    "infiniband": (3200.0, "https://learn.microsoft.com/azure/virtual-machines/nd-h100-v5-series"),
+    "roce": (3200.0, "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth"),
+    "efa": (3200.0, "https://aws.amazon.com/ec2/instance-types/p5/"),
+    # prior: the same NIC count as the RDMA classes above (no class-wide figure published)
+    "spectrum_x": (3200.0, "prior: 8 x 400G per node, as the RDMA classes above"),
+    "ultra_ethernet": (3200.0, "prior: 8 x 400G per node, as the RDMA classes above"),
+}
 # An HGX baseboard carries 8 SXM GPUs: a per-GPU price for an SXM listing is a slice of one.
 HGX_GPUS_PER_NODE = 8
 # Multi-node clusters are sold in whole nodes: an instance with fewer GPUs than this is a
@@ -88,6 +112,9 @@ class RankRequest(BaseModel):
     time_weight: float = Field(default=0.5, ge=0, le=1, description="blend: weight of time")
     fabric_override: str | None = Field(
         default=None, description="what if every offer had this fabric class"
+    )
+    max_price_age_days: float | None = Field(
+        default=None, gt=0, le=36500, description="leave out prices observed longer ago"
     )
 
     @field_validator("gpu_counts")
@@ -218,6 +245,8 @@ OFFER_COLUMNS = [
     "fabric_class",
     "fabric_estimated_as",
     "fabric_range",
+    "multi_node",
+    "multi_node_reason",
     "fabric_gbps_per_gpu",
     "fabric_source_url",
     "fabric_observed_at",
@@ -336,7 +365,7 @@ def rank_offers(
     # offer-level exclusions in bulk (columns, not rows): most offers stop here
     offers = offers.reset_index(drop=True)
     keys = _offer_keys(offers)
-    reasons = _offer_reasons(offers, request, specs)
+    reasons = _offer_reasons(offers, request, specs, now)
     out = reasons.notna()
     bulk = offers.loc[out, [c for c in EXCLUDED_COLUMNS if c in offers.columns]].copy()
     bulk["offer_key"], bulk["reason"], bulk["gpus"] = keys[out], reasons[out], None
@@ -451,10 +480,11 @@ def _column(offers: pd.DataFrame, name: str) -> pd.Series:
 
 
 def _offer_reasons(
-    offers: pd.DataFrame, request: RankRequest, specs: Mapping[str, Any]
+    offers: pd.DataFrame, request: RankRequest, specs: Mapping[str, Any], now: datetime
 ) -> pd.Series:
     """Why each offer cannot be ranked for ``request`` at all (None: it may be), in order:
-    tier, GPU, requested GPUs and regions, price, minimum fabric, multi-node required."""
+    tier, GPU, requested GPUs and regions, price and its age, minimum fabric, multi-node
+    required."""
     tier, model = _column(offers, "pricing_tier"), _column(offers, "gpu_model")
     name, region = _column(offers, "gpu_name"), _column(offers, "region")
     price, fabric = _column(offers, "price_usd_per_gpu_hour"), _column(offers, "fabric_class")
@@ -485,6 +515,17 @@ def _offer_reasons(
             + " not among the requested regions",
         )
     give(price.isna() | (price.fillna(0) == 0), "no price in USD per GPU-hour")
+    if request.max_price_age_days is not None and "price_observed_at" in offers.columns:
+        observed = pd.to_datetime(offers["price_observed_at"], utc=True, errors="coerce")
+        age = (pd.Timestamp(now) - observed).dt.total_seconds() / 86400.0
+        give(
+            age.isna() | (age > request.max_price_age_days),
+            "price observed "
+            + age.round(0).map(
+                lambda d: "at an unknown date" if pd.isna(d) else f"{d:.0f} days ago"
+            )
+            + f", older than the {request.max_price_age_days:g}-day limit",
+        )
     if request.min_fabric_class:
         floor = FABRIC_ORDER[request.min_fabric_class]
         rank_of = fabric.map(lambda f: FABRIC_ORDER.get(f, -1) if f is not None else -1)
@@ -527,7 +568,8 @@ def _plan(
         notes.append(f"{gpus} of the node's {per_node} GPUs used; the whole node is paid for")
     if nodes > 1:
         if offer.get("multi_node") is False:
-            return f"needs {nodes} nodes; the offer is single-node only (per its source)"
+            why = offer.get("multi_node_reason") or "single-node only"
+            return f"needs {nodes} nodes; the offer does not cluster: {why}"
         cluster = offer.get("max_cluster_gpus")
         if cluster and gpus > cluster:
             return f"needs {gpus} GPUs; the largest stated cluster is {int(cluster)}"
@@ -557,12 +599,19 @@ def _plan(
         ends = (("none", 0.0), ("none", 0.0))
         label = "none (one node)"
     elif request.fabric_override:
-        bandwidth = (gbps, gbps) if gbps else UNKNOWN_GBPS_PER_GPU
-        ends = ((request.fabric_override, bandwidth[0]), (request.fabric_override, bandwidth[1]))
-        label = f"{request.fabric_override} (what if)"
+        what_if = request.fabric_override
+        if not (gbps and stated == what_if):  # the offer's own figure is for its own class
+            gbps = WHAT_IF_GBPS_PER_NODE[what_if][0] / per_node
+        ends = ((what_if, gbps), (what_if, gbps))
+        label = f"{what_if} at {gbps:g} Gb/s per GPU (what if)"
     else:
         classes = (stated, stated) if stated else UNKNOWN_FABRIC_RANGE
-        bandwidth = (gbps, gbps) if gbps else UNKNOWN_GBPS_PER_GPU
+        if gbps:
+            bandwidth = (gbps, gbps)
+        elif stated:
+            bandwidth = UNKNOWN_GBPS_PER_GPU
+        else:
+            bandwidth = (UNKNOWN_GBPS_PER_NODE_WORST / per_node, UNKNOWN_GBPS_PER_GPU[1])
         ends = ((classes[0], bandwidth[0]), (classes[1], bandwidth[1]))
         if stated and gbps:
             label = stated

@@ -34,6 +34,10 @@ from pipeline.model.scaling import ModelConstants
 SENSITIVITY_CLASSES = ("infiniband", "ethernet")
 
 
+# the memo flags a price its source observed longer ago than this
+STALE_PRICE_DAYS = 30
+
+
 class ShortlistError(ValueError):
     """A shortlist that cannot be built; the message says what to change."""
 
@@ -164,7 +168,12 @@ def assumptions(shortlist: Shortlist) -> pd.DataFrame:
         ("ranking prior", "unknown fabric estimated as", " to ".join(ranking.UNKNOWN_FABRIC_RANGE)),
         (
             "ranking prior",
-            "unknown bandwidth, Gb/s per GPU",
+            "unknown fabric, worse end: TCP on a front-end NIC, Gb/s per node",
+            ranking.UNKNOWN_GBPS_PER_NODE_WORST,
+        ),
+        (
+            "ranking prior",
+            "stated class, unknown bandwidth, Gb/s per GPU",
             " to ".join(f"{g:g}" for g in ranking.UNKNOWN_GBPS_PER_GPU),
         ),
         ("ranking prior", "GPUs per HGX node", ranking.HGX_GPUS_PER_NODE),
@@ -291,19 +300,34 @@ def memo(shortlist: Shortlist) -> str:
         "## Shortlist",
         "",
         "| rank | provider | offer | GPUs | days | cost | $/M tokens | MFU | verdict | fabric "
-        "| transparency |",
-        "|---:|---|---|---:|---:|---:|---:|---:|---|---|---:|",
+        "| transparency | price age |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---|---|---:|---|",
     ]
+    old_prices = []
     for _, row in rows.iterrows():
         score = row["transparency_score"]
+        age = row.get("data_age_days")
+        stale = age is not None and not pd.isna(age) and age > STALE_PRICE_DAYS
+        if stale:
+            old_prices.append(f"{row['provider']} {row['instance_type']} ({age:,.0f} days)")
+        age_text = "unknown" if age is None or pd.isna(age) else f"{age:,.0f} days"
         lines.append(
             f"| {row['rank']} | {_md(row['provider'])} | {_md(row['instance_type'])} "
             f"({_md(row['region'] or 'region not stated')}, {_md(row['pricing_tier'])}) | "
             f"{row['gpus']} | {_days(row)} | {_usd(row)} | "
             f"{row['usd_per_million_tokens']:,.3f} | {row['mfu']:.0%} | {_md(row['verdict'])} | "
             f"{_md(row['fabric_estimated_as'])} | "
-            f"{'unknown' if pd.isna(score) else f'{score:.2f}'} |"
+            f"{'unknown' if pd.isna(score) else f'{score:.2f}'} | "
+            f"{age_text}{' **(old: re-quote)**' if stale else ''} |"
         )
+    if old_prices:
+        lines += [
+            "",
+            f"**Caveat: {len(old_prices)} price(s) were observed more than {STALE_PRICE_DAYS} "
+            f"days before {prepared:%Y-%m-%d}** and may have changed: "
+            + "; ".join(_md(p) for p in old_prices)
+            + ". Ask each provider for a current quote before deciding.",
+        ]
     best = rows.iloc[0]
     lines += [
         "",

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # "now" for tests that compare prices' ages (data_age_days) across rankings computed apart: a
 # fixed time after every recording in fixtures/, passed to rank() and set as the app's
 # FABRICSCOPE_AS_OF, so two rankings minutes apart age every price alike
-AS_OF = datetime(2026, 12, 1, tzinfo=UTC)
+AS_OF = datetime(2026, 12, 15, tzinfo=UTC)
 
 
 def run_record(

@@ -213,17 +213,19 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "rank": offers["rank"],
             "provider": offers["provider"],
             "instance_type": offers["instance_type"],
+            "time_to_train": [time_text(r) for r in rows],
+            "cost": [cost_text(r) for r in rows],
+            "verdict": offers["verdict"],
+            "fabric_estimated_as": offers["fabric_estimated_as"],
+            "price_age_days": offers["data_age_days"],
+            "multi_node": offers["multi_node"].map(_yes_no_unknown),
             "region": offers["region"],
             "pricing_tier": offers["pricing_tier"],
             "gpu_model": offers["gpu_model"],
             "gpus": offers["gpus"],
             "nodes": offers["nodes"],
-            "time_to_train": [time_text(r) for r in rows],
-            "cost": [cost_text(r) for r in rows],
             "usd_per_million_tokens": offers["usd_per_million_tokens"],
             "mfu": offers["mfu"],
-            "verdict": offers["verdict"],
-            "fabric_estimated_as": offers["fabric_estimated_as"],
             "transparency_score": offers["transparency_score"],
             "price_usd_per_gpu_hour": offers["price_usd_per_gpu_hour"],
             "price_source_url": offers["price_source_url"],
@@ -306,6 +308,10 @@ def what_if_table(base: RankResult, other: RankResult) -> pd.DataFrame:
         entry["offer_key"] = key
         rows.append(entry)
     return pd.DataFrame(rows)
+
+
+def _yes_no_unknown(value: object) -> str:
+    return "unknown" if _missing(value) else ("yes" if value else "no")
 
 
 def _dates(column: pd.Series) -> pd.Series:

@@ -39,6 +39,7 @@ KEY = {
     "regions": "rk_regions",
     "max_budget_usd": "rk_budget",
     "deadline_days": "rk_deadline_days",
+    "max_price_age_days": "rk_max_price_age",
     "min_fabric": "rk_min_fabric",
     "multi_node": "rk_multi_node",
     "what_if": "rk_what_if",
@@ -60,6 +61,7 @@ def _widget_values(view: RankView) -> dict[str, Any]:
         KEY["regions"]: list(view.regions),
         KEY["max_budget_usd"]: view.max_budget_usd,
         KEY["deadline_days"]: view.deadline_days,
+        KEY["max_price_age_days"]: view.max_price_age_days,
         KEY["min_fabric"]: view.min_fabric or ANY,
         KEY["multi_node"]: view.multi_node,
         KEY["what_if"]: view.what_if or NO_WHAT_IF,
@@ -150,6 +152,15 @@ def render(view: RankView, catalog: pd.DataFrame) -> RankView:
     deadline = bar.number_input(
         "Deadline (days)", min_value=0.0, value=None, step=1.0, key=KEY["deadline_days"]
     )
+    max_age = bar.number_input(
+        "Price at most this old (days)",
+        min_value=0.0,
+        value=None,
+        step=30.0,
+        key=KEY["max_price_age_days"],
+        help="Days since the source observed the price; the recordings bundled for offline "
+        "use are months to years old.",
+    )
     min_fabric = bar.selectbox(
         "Fabric at least",
         [ANY, *FABRIC_CLASSES],
@@ -169,6 +180,7 @@ def render(view: RankView, catalog: pd.DataFrame) -> RankView:
         regions=tuple(regions),
         max_budget_usd=budget or None,
         deadline_days=deadline or None,
+        max_price_age_days=max_age or None,
         min_fabric=None if min_fabric == ANY else min_fabric,
         multi_node=bool(multi_node),
     )

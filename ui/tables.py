@@ -25,6 +25,14 @@ OFFER_COLUMNS: dict[str, Any] = {
     "usd_per_million_tokens": cc.NumberColumn("USD per M tokens", format="%.4f"),
     "mfu": cc.NumberColumn("MFU", format="percent", help="Model FLOPs utilisation, worse end"),
     "fabric_estimated_as": cc.TextColumn("fabric (as estimated)"),
+    "price_age_days": cc.NumberColumn(
+        "price age (days)",
+        format="%.0f",
+        help="Days since the source observed the price (recordings replayed offline are old)",
+    ),
+    "multi_node": cc.TextColumn(
+        "clusters?", help="Multi-node stated by a source: yes, no or unknown"
+    ),
     "transparency_score": cc.ProgressColumn(
         "transparency", min_value=0.0, max_value=1.0, format="%.2f"
     ),

@@ -42,6 +42,7 @@ PARAMS = {
     "regions": "region",
     "max_budget_usd": "budget",
     "deadline_days": "deadline_days",
+    "max_price_age_days": "max_price_age",
     "min_fabric": "min_fabric",
     "multi_node": "multi_node",
     "what_if": "what_if",
@@ -107,6 +108,7 @@ class RankView:
     regions: tuple[str, ...] = ()
     max_budget_usd: float | None = None
     deadline_days: float | None = None
+    max_price_age_days: float | None = None
     min_fabric: str | None = None
     multi_node: bool = False
     what_if: str | None = None
@@ -175,6 +177,7 @@ def request_of(view: RankView) -> RankRequest:
             regions=view.regions or None,
             max_budget_usd=view.max_budget_usd or None,
             deadline_hours=view.deadline_days * 24 if view.deadline_days else None,
+            max_price_age_days=view.max_price_age_days or None,
             min_fabric_class=view.min_fabric,
             multi_node_required=view.multi_node,
             objective=view.objective,  # type: ignore[arg-type]
@@ -289,7 +292,7 @@ def _field_value(name: str, raw: list[str], key: str) -> Any:
         if not 0 <= weight <= 1:
             raise InputError(f"{key}={last!r}: the time weight lies between 0 and 1")
         return weight
-    if name in ("max_budget_usd", "deadline_days"):
+    if name in ("max_budget_usd", "deadline_days", "max_price_age_days"):
         number = _number(last, float, key)
         if number <= 0:
             raise InputError(f"{key}={last!r} must be positive")

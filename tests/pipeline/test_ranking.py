@@ -13,6 +13,8 @@ from pydantic import ValidationError
 
 from pipeline.ranking import (
     OFFER_COLUMNS,
+    UNKNOWN_GBPS_PER_NODE_WORST,
+    WHAT_IF_GBPS_PER_NODE,
     RankingError,
     RankRequest,
     _pareto,
@@ -326,3 +328,89 @@ def test_prices_are_aged_at_the_time_given_not_the_clock(fixture_warehouse):
         "rank", "-w", "llama3-8b", "--gpus", "64", env={"FABRICSCOPE_AS_OF": "yesterday"}
     )
     assert bad.returncode == 2 and "FABRICSCOPE_AS_OF" in bad.stderr
+
+
+def test_an_unknown_fabrics_worse_end_is_tcp_on_a_front_end_nic():
+    offers = pd.DataFrame(
+        [
+            synthetic_offer("mystery", None, 2.5),
+            # the old worse end: Ethernet at 50 Gb/s per GPU (400 per node)
+            synthetic_offer("eth50", "ethernet", 2.5, fabric_gbps_per_gpu=50.0),
+        ]
+    )
+    rows = rank_offers(offers, request("llama3-70b", "512")).offers.set_index("provider")
+    mystery = rows.loc["mystery"]
+    per_gpu = UNKNOWN_GBPS_PER_NODE_WORST / 8  # 32 Gb/s per node over its 8 GPUs
+    assert f"ethernet at {per_gpu:g} to infiniband at 400" in mystery["fabric_estimated_as"]
+    assert mystery["time_to_train_h"] > rows.loc["eth50", "time_to_train_h"]
+    assert mystery["time_to_train_h_low"] < rows.loc["eth50", "time_to_train_h"]
+
+
+def test_the_what_if_uses_the_bandwidth_that_fabric_really_has():
+    offers = pd.DataFrame([synthetic_offer("ib", "infiniband", 2.5)])  # 400 Gb/s per GPU
+    job = request("llama3-70b", "512")
+    as_ethernet = rank_offers(offers, job).what_if("ethernet").offers.iloc[0]
+    gbps, _ = WHAT_IF_GBPS_PER_NODE["ethernet"]
+    assert f"ethernet at {gbps / 8:g} Gb/s per GPU (what if)" == as_ethernet["fabric_estimated_as"]
+    same = rank_offers(offers, job).what_if("infiniband").offers.iloc[0]
+    assert "infiniband at 400 Gb/s per GPU" in same["fabric_estimated_as"]  # its own figure
+
+
+def test_offers_that_do_not_cluster_are_excluded_from_multi_node_jobs_with_the_reason():
+    offers = pd.DataFrame(
+        [
+            synthetic_offer("ib", "infiniband", 2.5),
+            synthetic_offer(
+                "market",
+                None,
+                1.0,
+                multi_node=False,
+                multi_node_reason="a marketplace host (market): not a cluster unless a source "
+                "says so",
+            ),
+            synthetic_offer("mystery", None, 2.5, multi_node_reason="not stated by any source"),
+        ]
+    )
+    result = rank_offers(offers, request("llama3-70b", "512"))
+    assert set(result.offers["provider"]) == {"ib", "mystery"}
+    reason = result.excluded.set_index("provider").loc["market", "reason"]
+    assert "does not cluster: a marketplace host" in reason
+    mystery = result.offers.set_index("provider").loc["mystery"]
+    assert pd.isna(mystery["multi_node"]) and mystery["multi_node_reason"] == (
+        "not stated by any source"
+    )
+    # on one node the marketplace box is as good as any
+    single = rank_offers(offers, request("finetune-7b-lora", "8"))
+    assert "market" in set(single.offers["provider"])
+
+
+def test_the_fixture_warehouse_states_multi_node_for_every_offer(fixture_warehouse):
+    catalog = rank(fixture_warehouse, request("llama3-8b", "8")).catalog
+    assert catalog["multi_node_reason"].notna().all()
+    vast = catalog[catalog["provider"] == "vast_ai"]
+    assert len(vast) and (vast["multi_node"] == False).all()  # noqa: E712 (object column)
+    singles = catalog[(catalog["gpu_count"] == 1) & catalog["fabric_match"].isna()]
+    slices = singles["gpu_form_factor"].isin(["sxm", "superchip"]) & singles["price_basis"].isin(
+        ["per_gpu", "gpu_only_host_extra"]
+    )
+    assert (singles.loc[~slices, "multi_node"] == False).all()  # noqa: E712
+
+
+def test_old_prices_can_be_left_out_and_say_why():
+    offers = pd.DataFrame(
+        [
+            synthetic_offer("fresh", "infiniband", 2.5),
+            synthetic_offer(
+                "old", "infiniband", 1.5, price_observed_at=datetime(2024, 1, 1, tzinfo=UTC)
+            ),
+        ]
+    )
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    every = rank_offers(offers, request("llama3-8b", "64"), now=now).offers
+    assert list(every["provider"]) == ["old", "fresh"]
+    assert every.set_index("provider")["data_age_days"].to_dict() == {"old": 1065.0, "fresh": 30.0}
+    recent = rank_offers(offers, request("llama3-8b", "64", max_price_age_days=90), now=now)
+    assert list(recent.offers["provider"]) == ["fresh"]
+    assert recent.excluded["reason"].tolist() == [
+        "price observed 1065 days ago, older than the 90-day limit"
+    ]

@@ -44,6 +44,10 @@ def assert_same_rows(read: pd.DataFrame, rows: pd.DataFrame) -> None:
                 else (pd.Timestamp(t).round("ms") if pd.notna(t) else None)
                 for t in ours
             ], column
+        elif all(isinstance(v, bool) for v in ours.dropna()) and ours.isna().any():
+            # true, false or unknown (multi_node): a workbook reads such a column as 1.0/0.0/NaN
+            mine = [None if pd.isna(v) else bool(v) for v in ours]
+            assert [None if pd.isna(v) else bool(v) for v in theirs] == mine, column
         else:
             mine = [None if pd.isna(v) else v for v in ours]
             back = [None if pd.isna(v) else v for v in theirs]
