@@ -200,8 +200,13 @@ def has_good_runs(warehouse: Path) -> bool:
 
 
 def parse_saved(source: str, file: Path, url: str | None = None) -> dict[str, Any]:
-    """What a source's spider and pipelines make of one saved response (nothing published)."""
-    args = [sys.executable, "-m", "scrapers.tools", "parse", source, str(file)]
+    """What a source's spider and pipelines make of one saved response (nothing published).
+
+    The spider sends its own first request (its method and body; a ``file://`` URL for a
+    curated file) and ``file`` answers it. A relative ``file`` is the caller's, from the
+    working directory (the crawl runs in the repository).
+    """
+    args = [sys.executable, "-m", "scrapers.tools", "parse", source, str(file.resolve())]
     if url:
         args += ["--url", url]
     result = subprocess.run(

@@ -2,9 +2,14 @@
 
 Replay (``FABRICSCOPE_REPLAY_ENABLED``): every request is answered from
 ``fixtures/<source>/requests.json``; a URL with no recording is a clear error and
-never reaches the network. Record (``FABRICSCOPE_RECORD_ENABLED``): live responses
-are saved under ``fixtures/<source>/`` with an entry in ``requests.json`` and a line
-to add to ``fixtures/SOURCES.md``.
+never reaches the network. An entry marked ``"constructed": true`` (built from a
+provider's documentation example, not recorded) is refused too: it tests the
+spider's parsing (``scrapers.tools parse``), but its values are not prices and are
+never replayed into the warehouse. ``FABRICSCOPE_REPLAY_ANSWER_FILE`` (set by
+``scrapers.tools parse``) answers the spider's first request, whatever its method,
+body or scheme, with that file. Record (``FABRICSCOPE_RECORD_ENABLED``): live
+responses are saved under ``fixtures/<source>/`` with an entry in ``requests.json``
+and a line to add to ``fixtures/SOURCES.md``.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import mimetypes
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +34,8 @@ from scrapy.http.response.html import HtmlResponse
 from scrapy.http.response.text import TextResponse
 from scrapy.utils.response import response_status_message
 
+from scrapers.run import CONSTRUCTED_REFUSED, UNKNOWN_URL
+
 MANIFEST = "requests.json"
 
 
@@ -43,6 +51,8 @@ class Recording:
     status: int
     content_type: str
     recorded_at: datetime | None
+    # built from documentation, not recorded: parse it in tests, never replay it as data
+    constructed: bool = False
 
 
 def load_manifest(directory: Path) -> dict[str, Recording]:
@@ -56,9 +66,15 @@ def load_manifest(directory: Path) -> dict[str, Recording]:
             int(e.get("status", 200)),
             e.get("content_type", "text/html"),
             datetime.fromisoformat(e["recorded_at"]) if e.get("recorded_at") else None,
+            bool(e.get("constructed", False)),
         )
         for e in entries
     }
+
+
+def content_type_of(path: Path) -> str:
+    """A saved file's content type from its name (``.json``, ``.csv``, ``.txt``...)."""
+    return mimetypes.guess_type(path.name)[0] or "text/html"
 
 
 def _response_class(content_type: str) -> type[TextResponse]:
@@ -66,7 +82,8 @@ def _response_class(content_type: str) -> type[TextResponse]:
 
 
 class ReplayMiddleware:
-    """Answer from fixtures, offline; an unknown URL is refused, never fetched."""
+    """Answer from fixtures, offline; an unknown URL or a constructed example is refused,
+    never fetched."""
 
     def __init__(self, crawler: Crawler) -> None:
         if not crawler.settings.getbool("FABRICSCOPE_REPLAY_ENABLED"):
@@ -74,36 +91,61 @@ class ReplayMiddleware:
         self.crawler = crawler
         self.root = Path(crawler.settings["FABRICSCOPE_FIXTURES_DIR"])
         self._manifests: dict[str, dict[str, Recording]] = {}
+        answer = crawler.settings.get("FABRICSCOPE_REPLAY_ANSWER_FILE")
+        self._answer_file: Path | None = Path(answer) if answer else None
+        self._parsing = self._answer_file is not None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ReplayMiddleware:
         return cls(crawler)
 
     def process_request(self, request: Request) -> Response | None:
-        if request.url.startswith("file://"):
-            return None  # local files (curated data) need no network
         if request.url.endswith("/robots.txt"):  # offline there is no robots.txt to obey
             return Response(url=request.url, status=404, request=request)
         spider = self.crawler.spider
         assert spider is not None and self.crawler.stats is not None
+        if self._answer_file is not None:  # `parse`: the spider's own request, the user's file
+            file, self._answer_file = self._answer_file, None
+            self.crawler.stats.inc_value("fabricscope/replay/served")
+            return self._response(request, file.read_bytes(), 200, content_type_of(file))
+        if request.url.startswith("file://"):
+            return None  # local files (curated data) need no network
         manifest = self._manifests.setdefault(spider.name, load_manifest(self.root / spider.name))
         recording = manifest.get(request_key(request.method, request.url, request.body))
         if recording is None:
-            self.crawler.stats.inc_value("fabricscope/replay/unknown_url")
+            self.crawler.stats.inc_value(UNKNOWN_URL)
+            hint = (
+                "`parse` answers only the spider's first request, with the saved file"
+                if self._parsing
+                else "record it with `fabricscope refresh --record`"
+            )
             spider.logger.error(
                 f"offline: no recorded response for {request.method} {request.url} in "
-                f"fixtures/{spider.name}/{MANIFEST}; record it with `fabricscope refresh --record`"
+                f"fixtures/{spider.name}/{MANIFEST}; {hint}"
             )
             raise IgnoreRequest(f"no recording for {request.url}")
+        if recording.constructed:
+            self.crawler.stats.inc_value(CONSTRUCTED_REFUSED)
+            spider.logger.error(
+                f"offline: fixtures/{spider.name}/{recording.file} is a documentation example "
+                f'("constructed": true in {MANIFEST}), not a recording of {request.method} '
+                f"{request.url}: it tests the spider, it is never replayed as data; record a "
+                f"real response with `fabricscope refresh --live --record --source {spider.name}`"
+            )
+            raise IgnoreRequest(f"only a constructed example for {request.url}")
         body = (self.root / spider.name / recording.file).read_bytes()
         self.crawler.stats.inc_value("fabricscope/replay/served")
         run = getattr(spider, "run", None)
         if run is not None and recording.recorded_at is not None:
             run.saw_recording_from(recording.recorded_at)
-        return _response_class(recording.content_type)(
+        return self._response(request, body, recording.status, recording.content_type)
+
+    @staticmethod
+    def _response(request: Request, body: bytes, status: int, content_type: str) -> Response:
+        return _response_class(content_type)(
             url=request.url,
-            status=recording.status,
-            headers={"Content-Type": recording.content_type},
+            status=status,
+            headers={"Content-Type": content_type},
             body=body,
             request=request,
         )

@@ -12,6 +12,9 @@ from warehouse.models import FabricFact, Offer, RunMode, RunStatus, utc_now
 
 # Drops that say nothing bad about the page: a "Contact sales" row has no price to publish.
 BENIGN_DROPS = frozenset({"no_price", "duplicate"})
+# Replay refusals (scrapers/middlewares.py), counted in Scrapy stats and explained here.
+UNKNOWN_URL = "fabricscope/replay/unknown_url"
+CONSTRUCTED_REFUSED = "fabricscope/replay/constructed_refused"
 
 
 @dataclass
@@ -50,6 +53,13 @@ class RunCollector:
             return (
                 RunStatus.FAILED,
                 f"the crawl ended early ({finish_reason}); {_http_summary(stats)}",
+            )
+        if self.items < min_items and stats.get(CONSTRUCTED_REFUSED):
+            return RunStatus.FAILED, (
+                f"no real recording to replay: fixtures/{self.source} answers this source's "
+                "requests with a documentation example (constructed, not prices), which tests "
+                "the spider but is never published; record a real response with "
+                f"`fabricscope refresh --live --record --source {self.source}`"
             )
         if self.items < min_items:
             dropped = ", ".join(f"{r} {n}" for r, n in self.dropped.most_common())
@@ -95,8 +105,10 @@ def _http_summary(stats: dict[str, Any]) -> str:
         parts.append("retries exhausted")
     if stats.get("fabricscope/layout_unknown"):
         parts.append("the page layout was not recognised")
-    if stats.get("fabricscope/replay/unknown_url"):
+    if stats.get(UNKNOWN_URL):
         parts.append("no recorded response for a requested URL (offline)")
+    if stats.get(CONSTRUCTED_REFUSED):
+        parts.append("a documentation example was not replayed (offline)")
     for key, value in sorted(stats.items()):
         if key.startswith("fabricscope/skipped/"):
             parts.append(f"skipped {key.rsplit('/', 1)[1]} x{value}")

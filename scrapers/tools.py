@@ -5,14 +5,15 @@
 
 ``crawl`` publishes each source's run and prints one JSON event per line.
 ``parse`` runs the source's spider and item pipelines on one saved response,
-publishes nothing, and prints the offers, fabric facts and drops as JSON.
+publishes nothing, and prints the offers, fabric facts and drops as JSON: the
+spider sends its own first request (a POST with its body, a ``file://`` URL for a
+curated file) and the replay middleware answers it with FILE.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import mimetypes
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -59,20 +60,17 @@ def crawl(
     return 0
 
 
-def _content_type(path: Path) -> str:
-    guessed = mimetypes.guess_type(path.name)[0]
-    return guessed or "text/html"
-
-
 @dataclass(frozen=True)
 class SavedResponse:
-    """A saved response and the request it answers (a spider's first start URL by default)."""
+    """A saved response, and the URL the spider starts on (its first start URL by default).
+
+    The spider's own request for that URL, whatever its method and body, is answered
+    with the file; any further request is refused (nothing is fetched).
+    """
 
     source: str
     file: Path
     url: str | None = None
-    method: str = "GET"
-    body_hex: str = ""
 
 
 def parse_saved(cases: list[SavedResponse]) -> list[dict[str, Any]]:
@@ -85,34 +83,17 @@ def parse_saved(cases: list[SavedResponse]) -> list[dict[str, Any]]:
         process = CrawlerProcess(loader_settings)
         dumps: list[Path] = []
         for index, case in enumerate(cases):
-            source, file = case.source, case.file
-            spider_cls = loader.load(source)
+            spider_cls = loader.load(case.source)
             target = case.url or spider_cls.start_urls[0]
-            fixtures = Path(tmp) / f"case{index}"
-            (fixtures / source).mkdir(parents=True)
-            body = file.read_bytes()
-            (fixtures / source / "saved").write_bytes(body)
-            (fixtures / source / "requests.json").write_text(
-                json.dumps(
-                    [
-                        {
-                            "method": case.method,
-                            "url": target,
-                            "body_hex": case.body_hex,
-                            "file": "saved",
-                            "status": 200,
-                            "content_type": _content_type(file),
-                        }
-                    ]
-                )
-            )
             dump = Path(tmp) / f"case{index}.json"
             dumps.append(dump)
             settings = get_project_settings()
             settings.setdict(
                 {
                     "FABRICSCOPE_REPLAY_ENABLED": True,
-                    "FABRICSCOPE_FIXTURES_DIR": str(fixtures),
+                    "FABRICSCOPE_REPLAY_ANSWER_FILE": str(case.file.resolve()),
+                    # no recordings: a request after the first one is refused, never fetched
+                    "FABRICSCOPE_FIXTURES_DIR": str(Path(tmp) / "no-fixtures"),
                     "FABRICSCOPE_PUBLISH_ENABLED": False,
                     "FABRICSCOPE_RAW_DIR": "",
                     "FABRICSCOPE_DUMP_PATH": str(dump),
@@ -121,8 +102,8 @@ def parse_saved(cases: list[SavedResponse]) -> list[dict[str, Any]]:
                 priority="cmdline",
             )
             crawler = process.create_crawler(spider_cls)
-            crawler.settings = settings  # each case replays its own file
-            process.crawl(crawler, start_urls=[target])  # the saved file answers this URL
+            crawler.settings = settings  # each case answers with its own file
+            process.crawl(crawler, start_urls=[target])  # one start request: the file's
         process.start()
         for dump in dumps:
             results.append(json.loads(dump.read_text()) if dump.exists() else {})
@@ -149,13 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     listing = verbs.add_parser("list")
     listing.add_argument("--json", action="store_true", help="name and refresh_cron of each")
     many = verbs.add_parser("parse-many", help="parse several saved responses in one process")
-    many.add_argument("cases", type=Path, help="JSON list of {source, file, url, method, body_hex}")
+    many.add_argument("cases", type=Path, help="JSON list of {source, file, url}")
     parse_args = verbs.add_parser("parse")
     parse_args.add_argument("source")
     parse_args.add_argument("file", type=Path)
-    parse_args.add_argument("--url")
-    parse_args.add_argument("--method", default="GET")
-    parse_args.add_argument("--body-hex", default="", help="the POST body the spider sends, hex")
+    parse_args.add_argument("--url", help="the URL the file was saved from")
     args = parser.parse_args(argv)
     if args.verb == "list":
         if args.json:
@@ -173,16 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.verb == "parse-many":
         entries = json.loads(args.cases.read_text(encoding="utf-8"))
-        cases = [
-            SavedResponse(
-                e["source"],
-                Path(e["file"]),
-                e.get("url"),
-                e.get("method", "GET"),
-                e.get("body_hex", ""),
-            )
-            for e in entries
-        ]
+        cases = [SavedResponse(e["source"], Path(e["file"]), e.get("url")) for e in entries]
         print(json.dumps(parse_saved(cases)))
         return 0
     if args.verb == "crawl":
@@ -206,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.file.is_file():
         print(f"no such file: {args.file}", file=sys.stderr)
         return 2
-    case = SavedResponse(args.source, args.file, args.url, args.method.upper(), args.body_hex)
+    case = SavedResponse(args.source, args.file, args.url)
     print(json.dumps(parse_saved([case])[0], indent=2))
     return 0
 

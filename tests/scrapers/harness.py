@@ -47,8 +47,6 @@ def _preload() -> None:
             "source": name,
             "file": str(FIXTURES / name / entry["file"]),
             "url": entry["url"],
-            "method": entry.get("method", "GET"),
-            "body_hex": entry.get("body_hex", ""),
             "key": [name, entry["file"], entry["url"]],
         }
         for name in sorted(SpiderLoader.from_settings(get_project_settings()).list())
@@ -76,8 +74,11 @@ def _preload() -> None:
 def parse_fixture(source: str, fixture: str, url: str | None = None) -> dict[str, Any]:
     """What the source would publish from ``fixtures/<source>/<fixture>`` (nothing is).
 
-    Every recording listed in a manifest is parsed once per test session, all in one
-    crawl process; other files (another provider's page, say) get a process of their own.
+    The spider's own request (a POST with its body, say) is answered with the file, as
+    `fabricscope parse` does; a documentation example (``"constructed": true``, which an
+    offline refresh refuses to replay) is parsed like any recording. Every recording
+    listed in a manifest is parsed once per test session, all in one crawl process;
+    other files (another provider's page, say) get a process of their own.
     """
     if not _PARSED:
         _preload()
@@ -99,9 +100,6 @@ def _parse_one(source: str, fixture: str, url: str | None) -> dict[str, Any]:
     ]
     if url:
         args += ["--url", url]
-    recorded = next((e for e in manifest(source) if e["file"] == fixture), None)
-    if recorded and recorded.get("body_hex"):  # a POST API: replay the exact request
-        args += ["--method", recorded["method"], "--body-hex", recorded["body_hex"]]
     result = subprocess.run(
         args,
         capture_output=True,
