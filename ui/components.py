@@ -91,14 +91,44 @@ def stale_mask(freshness: pd.DataFrame, stale_after_hours: float) -> pd.Series:
 def status_caption(
     snapshot: SnapshotInfo, freshness: pd.DataFrame, stale_after_hours: float
 ) -> None:
-    """The snapshot date and any stale sources, shown on every page."""
-    stale = freshness[stale_mask(freshness, stale_after_hours)]
+    """The snapshot date on every page, and two different warnings: sources whose last
+    refresh failed (their last good data is kept), and sources whose data is old."""
     st.caption(
         f"Snapshot {snapshot.snapshot_id} · published {snapshot.published_at:%Y-%m-%d %H:%M} UTC · "
         f"{len(freshness)} sources"
     )
-    if not stale.empty:
+    failed = freshness[
+        (freshness["last_status"] != "ok") | freshness["age_hours"].isna()
+    ].sort_values("source")
+    if not failed.empty:
         st.warning(
-            "Stale sources (last good data older than "
-            f"{stale_after_hours:g} h or none): " + ", ".join(stale["source"])
+            f"The last refresh failed for {len(failed)} of {len(freshness)} sources; their last "
+            "good data (if any) is kept: "
+            + "; ".join(
+                f"{row.source} ({_short(row.last_error) or row.last_status})"
+                for row in failed.itertuples()
+            )
         )
+    old = freshness[
+        stale_mask(freshness, stale_after_hours) & ~freshness["source"].isin(failed["source"])
+    ].sort_values("age_hours", ascending=False)
+    if not old.empty:
+        oldest = old.head(OLD_NAMED).itertuples()
+        named = ", ".join(f"{row.source} ({row.age_hours / 24:,.0f} d)" for row in oldest)
+        more = f" and {len(old) - OLD_NAMED} more" if len(old) > OLD_NAMED else ""
+        st.warning(
+            f"Old data: {len(old)} of {len(freshness)} sources were observed more than "
+            f"{stale_after_hours:g} h ago, the oldest {named}{more}. Their refreshes succeeded; "
+            "the bundled recordings are old by design (refresh live for today's prices). "
+            "Each price's age is shown beside it."
+        )
+
+
+# the old-data warning names the oldest few sources; the Providers page lists every one
+OLD_NAMED = 3
+
+
+def _short(text: object, limit: int = 80) -> str:
+    if not isinstance(text, str) or not text:
+        return ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

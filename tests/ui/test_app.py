@@ -9,6 +9,7 @@ import pytest
 from tests.helpers import publish_synthetic
 from tests.ui.apptest import PAGES, open_page, text_of
 from warehouse.db import current_snapshot
+from warehouse.models import RunStatus
 
 OVERVIEW = "pages/overview.py"
 # pages that show tables before any interaction (Calibrate waits for an upload, Shortlist
@@ -75,10 +76,16 @@ def test_a_stale_source_is_flagged(use_warehouse, warehouse_path, page):
     use_warehouse(warehouse_path)
     publish_synthetic(warehouse_path, 5, source="old_source", age=timedelta(days=30))
     publish_synthetic(warehouse_path, 5, source="fresh_source")
+    publish_synthetic(warehouse_path, 5, source="broken_source")
+    publish_synthetic(warehouse_path, 0, source="broken_source", status=RunStatus.FAILED)
     app = open_page(page)
     assert not app.exception
-    warnings = " ".join(w.value for w in app.warning)
-    assert "old_source" in warnings and "fresh_source" not in warnings
+    failed, old = (w.value for w in app.warning)
+    # a failed refresh and old data are told apart: each source under its own warning
+    assert failed.startswith("The last refresh failed for 1 of") and "broken_source" in failed
+    assert "synthetic failure" in failed  # its error
+    assert old.startswith("Old data: 1 of") and "old_source (30 d)" in old
+    assert "fresh_source" not in failed + old and "broken_source" not in old
 
 
 def test_sql_page_runs_a_query_and_refuses_a_hostile_one(use_warehouse, warehouse_path):
