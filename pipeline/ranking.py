@@ -184,6 +184,9 @@ class RankResult:
     # what the ranking read, from the same snapshot: the catalog rows, the calibrations and
     # the transparency answers (empty when ranked from a frame alone)
     catalog: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # offers shown as another row because they are the same offer in another region:
+    # offer_key -> the offer_key of the row that lists their region
+    merged: Mapping[str, str] = field(default_factory=dict)
     calibrations: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     answers: tuple[transparency.Answer, ...] = ()
     # how the model was run: distinct hardware profiles estimated, and the seconds it took
@@ -226,6 +229,8 @@ OFFER_COLUMNS = [
     "provider",
     "instance_type",
     "region",
+    "regions",
+    "region_count",
     "pricing_tier",
     "gpu_model",
     "gpus",
@@ -370,8 +375,8 @@ def rank_offers(
     bulk = offers.loc[out, [c for c in EXCLUDED_COLUMNS if c in offers.columns]].copy()
     bulk["offer_key"], bulk["reason"], bulk["gpus"] = keys[out], reasons[out], None
     excluded: list[dict[str, Any]] = []
-    kept = offers.loc[~out]
-    for offer, key in zip(frames.records(kept), keys[~out], strict=True):
+    kept, merged = _one_row_per_offer(offers.loc[~out], keys[~out])
+    for offer, key in zip(frames.records(kept), keys[kept.index], strict=True):
         base = {
             "provider": offer["provider"],
             "instance_type": offer["instance_type"],
@@ -441,6 +446,7 @@ def rank_offers(
         excluded_frame,
         _providers(frame),
         catalog=offers,
+        merged=merged,
         calibrations=dict(calibrations or {}),
         profiles_estimated=profiles_estimated,
         model_seconds=model_seconds,
@@ -541,6 +547,48 @@ def _offer_reasons(
             "multi-node required; the offer's multi-node support is " + stated,
         )
     return reasons
+
+
+# What makes two rows of one provider the same offer in different regions: everything the
+# ranking reads but the region (Lambda's catalog repeats each type in 17 regions at one price).
+_SAME_OFFER = (
+    "provider",
+    "instance_type",
+    "pricing_tier",
+    "price_basis",
+    "price_usd_per_gpu_hour",
+    "gpu_model",
+    "gpu_count",
+    "gpu_form_factor",
+    "fabric_class",
+    "fabric_gbps_per_gpu",
+    "fabric_gbps_per_node",
+    "multi_node",
+    "max_cluster_gpus",
+)
+
+
+def _one_row_per_offer(
+    offers: pd.DataFrame, keys: pd.Series
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """One row per offer sold in several regions at one price: the first region's row, with
+    ``regions`` (all of them, sorted) and ``region_count``; and which keys it stands for."""
+    if offers.empty:
+        return offers.assign(regions=None, region_count=None), {}
+    columns = [c for c in _SAME_OFFER if c in offers.columns]
+    group = offers.groupby(columns, dropna=False, sort=False).ngroup()
+    region = _column(offers, "region").fillna("").astype(str)
+    order = pd.DataFrame({"group": group, "region": region}).sort_values("region", kind="mergesort")
+    by_group = order.groupby("group", sort=False)["region"]
+    first = order.groupby("group", sort=False).head(1).index
+    named = {g: sorted(set(r) - {""}) for g, r in by_group}
+    kept = offers.loc[sorted(first)].copy()
+    kept["regions"] = [", ".join(named[g]) or None for g in group[kept.index]]
+    kept["region_count"] = [len(named[g]) for g in group[kept.index]]
+    leader = dict(zip(group[first], keys[first], strict=True))
+    chosen = set(first)
+    merged = {str(keys[i]): str(leader[group[i]]) for i in offers.index if i not in chosen}
+    return kept, merged
 
 
 def _node_size(offer: Mapping[str, Any]) -> tuple[int, str | None]:

@@ -273,6 +273,16 @@ def _md(value: Any) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _regions(row: pd.Series) -> str:
+    """'us-east-1', or 'us-east-1 and 16 more regions' where one price covers several."""
+    count, region = row.get("region_count"), row.get("region")
+    if region is None or pd.isna(region) or not region:
+        return "region not stated"
+    if count is None or pd.isna(count) or count <= 1:
+        return str(row["region"])
+    return f"{row['region']} and {int(count) - 1} more regions"
+
+
 def memo(shortlist: Shortlist) -> str:
     result, rows = shortlist.result, shortlist.rows
     request, job = result.request, result.request.workload
@@ -313,7 +323,7 @@ def memo(shortlist: Shortlist) -> str:
         age_text = "unknown" if age is None or pd.isna(age) else f"{age:,.0f} days"
         lines.append(
             f"| {row['rank']} | {_md(row['provider'])} | {_md(row['instance_type'])} "
-            f"({_md(row['region'] or 'region not stated')}, {_md(row['pricing_tier'])}) | "
+            f"({_md(_regions(row))}, {_md(row['pricing_tier'])}) | "
             f"{row['gpus']} | {_days(row)} | {_usd(row)} | "
             f"{row['usd_per_million_tokens']:,.3f} | {row['mfu']:.0%} | {_md(row['verdict'])} | "
             f"{_md(row['fabric_estimated_as'])} | "

@@ -219,7 +219,7 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "fabric_estimated_as": offers["fabric_estimated_as"],
             "price_age_days": offers["data_age_days"],
             "multi_node": offers["multi_node"].map(_yes_no_unknown),
-            "region": offers["region"],
+            "regions": offers["regions"],
             "pricing_tier": offers["pricing_tier"],
             "gpu_model": offers["gpu_model"],
             "gpus": offers["gpus"],

@@ -20,6 +20,7 @@ OFFER_COLUMNS: dict[str, Any] = {
     "rank": cc.NumberColumn("rank", width="small"),
     "instance_type": cc.TextColumn("offer"),
     "pricing_tier": cc.TextColumn("tier"),
+    "regions": cc.TextColumn("regions", help="Every region selling this offer at this price"),
     "time_to_train": cc.TextColumn("time to train", help="A range where the fabric is unknown"),
     "cost": cc.TextColumn("cost", help="A range where the fabric is unknown"),
     "usd_per_million_tokens": cc.NumberColumn("USD per M tokens", format="%.4f"),

@@ -131,7 +131,7 @@ def test_exclusions_carry_their_reasons(fixture_warehouse):
     from pipeline.ranking import offer_key
 
     catalog = {offer_key(row) for row in every.catalog.to_dict("records")}
-    seen = set(every.offers["offer_key"]) | set(every.excluded["offer_key"])
+    seen = set(every.offers["offer_key"]) | set(every.excluded["offer_key"]) | set(every.merged)
     assert catalog and seen == catalog
 
     strict = rank(
@@ -414,3 +414,35 @@ def test_old_prices_can_be_left_out_and_say_why():
     assert recent.excluded["reason"].tolist() == [
         "price observed 1065 days ago, older than the 90-day limit"
     ]
+
+
+def test_one_offer_sold_in_many_regions_at_one_price_is_one_row():
+    offers = pd.DataFrame(
+        [
+            synthetic_offer("lambda", "infiniband", 2.5, region="us-west-1"),
+            synthetic_offer("lambda", "infiniband", 2.5, region="asia-1"),
+            synthetic_offer("lambda", "infiniband", 2.5, region="eu-1"),
+            synthetic_offer("lambda", "infiniband", 2.9, region="us-east-1"),  # its own price
+        ]
+    )
+    result = rank_offers(offers, request("llama3-8b", "64"))
+    rows = result.offers.set_index("region")
+    assert sorted(rows.index) == ["asia-1", "us-east-1"]
+    assert rows.loc["asia-1", "regions"] == "asia-1, eu-1, us-west-1"
+    assert rows.loc["asia-1", "region_count"] == 3
+    assert rows.loc["us-east-1", "regions"] == "us-east-1"
+    assert result.merged == {
+        "lambda/lambda 8x H100/eu-1/on_demand": "lambda/lambda 8x H100/asia-1/on_demand",
+        "lambda/lambda 8x H100/us-west-1/on_demand": "lambda/lambda 8x H100/asia-1/on_demand",
+    }
+    assert result.excluded.empty  # merged rows are not exclusions
+
+
+def test_the_fixture_catalogs_region_copies_do_not_flood_the_ranking(fixture_warehouse):
+    result = rank(fixture_warehouse, request("llama3-8b", "8"))
+    lambda_rows = result.offers[result.offers["provider"] == "lambda"]
+    in_catalog = result.catalog[result.catalog["provider"] == "lambda"]
+    assert len(in_catalog) > 3 * len(lambda_rows) > 0
+    assert lambda_rows["offer_key"].is_unique
+    # SkyPilot's Lambda catalog repeats each type in its 17 regions at one global price
+    assert lambda_rows["region_count"].max() == 17
