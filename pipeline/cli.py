@@ -40,7 +40,7 @@ from pipeline.model.hardware import (
 )
 from pipeline.model.workload import Recompute
 from pipeline.refresh import RefreshError, SourceOutcome
-from pipeline.status import freshness_report
+from pipeline.status import coverage, freshness_report
 from pipeline.workloads import WorkloadError, load_workload
 from warehouse.db import WarehouseError, verify
 from warehouse.export import export_parquet
@@ -154,6 +154,25 @@ def status(
     print_rows(
         list(frame.columns), list(frame.itertuples(index=False, name=None)), fmt, title="sources"
     )
+    if fmt is OutputFormat.TABLE and not report.frame.empty:
+        covered = coverage(settings.warehouse)
+        figures = covered.figures
+        out.print(
+            f"coverage: {figures['offers_gpu_identified']} of {figures['offers']} offers have an "
+            f"identified GPU ({_share(figures['share_gpu_identified'])}); "
+            f"{figures['cluster_offers_with_fabric']} of {figures['cluster_offers']} offers that "
+            "could form a cluster (8+ GPUs or stated multi-node) have a fabric class "
+            f"({_share(figures['share_cluster_offers_with_fabric'])}); "
+            f"{figures['providers_with_offers']} providers with offers"
+        )
+        gaps = covered.gaps
+        if not gaps.empty:
+            print_rows(
+                list(gaps.columns),
+                list(gaps.itertuples(index=False, name=None)),
+                fmt,
+                title="cluster-capable offers without a fabric class, and why",
+            )
     if check:
         verdict = verify(settings.warehouse)
         if not verdict.ok:
@@ -581,6 +600,10 @@ def _rank_display(row: dict[str, Any]) -> dict[str, Any]:
         "mfu": f"{row['mfu']:.0%}",
         "fabric": row["fabric_estimated_as"],
     }
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
 
 
 @app.command()

@@ -8,12 +8,35 @@ from pathlib import Path
 
 import pandas as pd
 
-from warehouse.db import SnapshotInfo, read_frame
+from warehouse.db import SnapshotInfo, read_frame, read_frames
 
 FRESHNESS_SQL = (
     "select source, data_as_of, last_good_at, last_status, failures_since_last_good, "
     "age_hours, last_error from source_freshness order by source"
 )
+
+# what the ranking can stand on (warehouse/sql/views/060_coverage.sql)
+COVERAGE_SQL = "select * from data_coverage"
+GAPS_SQL = (
+    "select provider, instance_type, gpu_model, gpu_count, offers, sources, why "
+    "from fabric_coverage_gaps"
+)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Shares of offers with an identified GPU and of cluster-capable offers with a fabric
+    class, and the cluster-capable instance types still without one (each with why)."""
+
+    figures: dict[str, float | int | None]
+    gaps: pd.DataFrame
+
+
+def coverage(warehouse: Path) -> Coverage:
+    _, frames = read_frames(warehouse, {"figures": COVERAGE_SQL, "gaps": GAPS_SQL})
+    rows = frames["figures"].astype(object).to_dict("records")
+    figures = {k: (None if pd.isna(v) else v) for k, v in (rows[0] if rows else {}).items()}
+    return Coverage(figures, frames["gaps"])
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pipeline.status import coverage
 from pipeline.transparency import answers, load_questionnaire
 from tests.ui.apptest import open_page
 from ui.providers_view import answer_matrix, evidence_frame
@@ -23,6 +24,10 @@ def test_the_matrix_and_a_providers_evidence(use_warehouse, fixture_warehouse):
     assert len(facts) >= 1 and "evidence" in facts.columns
     freshness = next(f.value for f in app.dataframe if "stale" in f.value.columns)
     assert freshness["stale"].dtype == bool
+    # the cluster-capable offers without a fabric class, each with why: as `status` lists them
+    gaps = next(f.value for f in app.dataframe if "why" in f.value.columns)
+    assert gaps.equals(coverage(fixture_warehouse).gaps)
+    assert gaps["why"].notna().all()
 
 
 def test_unknown_answers_carry_no_evidence(fixture_warehouse):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pipeline.status import FRESHNESS_SQL
+from pipeline.status import COVERAGE_SQL, FRESHNESS_SQL, GAPS_SQL
 from pipeline.transparency import QUERIES, load_questionnaire
 from ui.components import read_snapshot, settings_or_stop, stale_mask, status_caption
 from ui.providers_view import answer_matrix, evidence_frame, questions_frame
@@ -12,7 +12,15 @@ from ui.rank_data import rank_inputs
 from ui.tables import OFFER_COLUMNS, link
 
 path, stale_after_hours, _ = settings_or_stop()
-snapshot, frames = read_snapshot(path, {"freshness": FRESHNESS_SQL, "facts": QUERIES["facts"]})
+snapshot, frames = read_snapshot(
+    path,
+    {
+        "freshness": FRESHNESS_SQL,
+        "facts": QUERIES["facts"],
+        "coverage": COVERAGE_SQL,
+        "gaps": GAPS_SQL,
+    },
+)
 inputs = rank_inputs(path)  # the transparency answers, read with the ranking's inputs
 if inputs.snapshot.snapshot_id != snapshot.snapshot_id:
     st.rerun()
@@ -72,6 +80,17 @@ if not matrix.empty:
                 "published_benchmark_url": link("benchmark"),
             },
         )
+
+st.subheader("What the ranking can stand on")
+figures = frames["coverage"].to_dict("records")[0] if len(frames["coverage"]) else {}
+if figures.get("offers"):
+    st.caption(
+        f"{figures['offers_gpu_identified']:,} of {figures['offers']:,} offers have an identified "
+        f"GPU; {figures['cluster_offers_with_fabric']:,} of {figures['cluster_offers']:,} offers "
+        "that could form a cluster (8 or more GPUs, or stated multi-node) have a fabric class, "
+        f"from {figures['providers_with_offers']} providers. The ones without, and why:"
+    )
+    st.dataframe(frames["gaps"], hide_index=True, width="stretch", key="providers_gaps")
 
 st.subheader("Freshness of every source")
 freshness = frames["freshness"].copy()
