@@ -91,8 +91,8 @@ def wait_for(predicate, timeout: float, every: float = 0.2) -> bool:
 
 def test_invalid_schedule_config_refuses_to_start(tmp_path):
     cases = [
-        ('[schedule.sources.vast_bundles]\ncron = "61 * * * *"\n', "not a valid cron line"),
-        ('[schedule.sources.vast_bundles]\ncron = "every hour"\n', "not a cron line"),
+        ('[schedule.sources.skypilot_hyperbolic]\ncron = "61 * * * *"\n', "not a valid cron line"),
+        ('[schedule.sources.skypilot_hyperbolic]\ncron = "every hour"\n', "not a cron line"),
         ('[schedule.sources.no_such_source]\ncron = "5 * * * *"\n', "unknown source"),
         ("[schedule]\nonly = ['nope']\n", "unknown source 'nope'"),
         ("[schedule]\nmisfire_grace_s = 0\n", "misfire_grace_s"),
@@ -109,8 +109,8 @@ def test_invalid_schedule_config_refuses_to_start(tmp_path):
 def test_two_schedulers_at_once_the_second_refuses_and_each_trigger_fires_once(tmp_path):
     config = write_config(
         tmp_path,
-        "[schedule]\njitter_s = 0\nonly = ['vast_bundles']\n"
-        "[schedule.sources.vast_bundles]\ncron = '*/4 * * * * *'\n",
+        "[schedule]\njitter_s = 0\nonly = ['skypilot_hyperbolic']\n"
+        "[schedule.sources.skypilot_hyperbolic]\ncron = '*/4 * * * * *'\n",
     )
     first = start(tmp_path, config, "--offline")
     second = start(tmp_path, config, "--offline")
@@ -124,7 +124,7 @@ def test_two_schedulers_at_once_the_second_refuses_and_each_trigger_fires_once(t
     code, log, _ = stop(winner)
     elapsed = time.monotonic() - began + 2
     assert code == 0, log
-    done = runs(tmp_path, "vast_bundles")
+    done = runs(tmp_path, "skypilot_hyperbolic")
     assert 2 <= len(done) <= elapsed / 4 + 2, (len(done), log)
     starts = sorted(done["started_at"])
     gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(starts)]
@@ -137,8 +137,8 @@ def test_two_schedulers_at_once_the_second_refuses_and_each_trigger_fires_once(t
 def test_a_crawl_slower_than_its_interval_never_overlaps_and_the_skip_is_logged(tmp_path):
     config = write_config(
         tmp_path,
-        "[schedule]\njitter_s = 0\nonly = ['vast_bundles']\n"
-        "[schedule.sources.vast_bundles]\ncron = '* * * * * *'\n",  # every second
+        "[schedule]\njitter_s = 0\nonly = ['skypilot_hyperbolic']\n"
+        "[schedule.sources.skypilot_hyperbolic]\ncron = '* * * * * *'\n",  # every second
     )
     process = start(tmp_path, config, "--offline")
     assert wait_for(lambda: (tmp_path / "data" / "warehouse.duckdb").exists(), 30)
@@ -146,7 +146,7 @@ def test_a_crawl_slower_than_its_interval_never_overlaps_and_the_skip_is_logged(
     code, log, _ = stop(process)
     assert code == 0, log
     assert "skipped: the previous run is still going" in log
-    done = runs(tmp_path, "vast_bundles")
+    done = runs(tmp_path, "skypilot_hyperbolic")
     assert len(done) >= 2
     spans = sorted(zip(done["started_at"], done["finished_at"], strict=True))
     for (_, end), (begin, _) in itertools.pairwise(spans):
@@ -158,20 +158,20 @@ def test_after_downtime_each_job_gets_exactly_one_catch_up_run(tmp_path):
     init_warehouse(path)
     # the last run was 4 hours ago; the source runs hourly: the scheduler was down across
     # three or more fires. The cron's minute is half an hour away, so no regular fire lands.
-    publish_synthetic(path, 5, source="vast_bundles", age=timedelta(hours=4))
+    publish_synthetic(path, 5, source="skypilot_hyperbolic", age=timedelta(hours=4))
     minute = (datetime.now(UTC).minute + 30) % 60
     config = write_config(
         tmp_path,
-        "[schedule]\njitter_s = 0\nonly = ['vast_bundles']\n"
-        f"[schedule.sources.vast_bundles]\ncron = '{minute} * * * *'\n",
+        "[schedule]\njitter_s = 0\nonly = ['skypilot_hyperbolic']\n"
+        f"[schedule.sources.skypilot_hyperbolic]\ncron = '{minute} * * * *'\n",
     )
-    before = len(runs(tmp_path, "vast_bundles"))
+    before = len(runs(tmp_path, "skypilot_hyperbolic"))
     process = start(tmp_path, config, "--offline")
-    assert wait_for(lambda: len(runs(tmp_path, "vast_bundles")) > before, 40)
+    assert wait_for(lambda: len(runs(tmp_path, "skypilot_hyperbolic")) > before, 40)
     time.sleep(6)
     code, log, _ = stop(process)
     assert code == 0, log
-    assert len(runs(tmp_path, "vast_bundles")) == before + 1, log
+    assert len(runs(tmp_path, "skypilot_hyperbolic")) == before + 1, log
     assert "catch-up" in log
 
 
@@ -255,8 +255,8 @@ def _hyperstack_page() -> str:
 def test_the_lock_is_released_when_the_scheduler_stops(tmp_path):
     config = write_config(
         tmp_path,
-        "[schedule]\njitter_s = 0\nonly = ['vast_bundles']\n"
-        "[schedule.sources.vast_bundles]\ncron = '0 0 1 1 *'\n",
+        "[schedule]\njitter_s = 0\nonly = ['skypilot_hyperbolic']\n"
+        "[schedule.sources.skypilot_hyperbolic]\ncron = '0 0 1 1 *'\n",
     )
     first = start(tmp_path, config, "--offline")
     assert wait_for(lambda: (tmp_path / "data" / "scheduler.lock").exists(), 30)
@@ -271,17 +271,17 @@ def test_the_lock_is_released_when_the_scheduler_stops(tmp_path):
 def test_a_source_can_have_its_own_staleness_threshold(tmp_path):
     path = tmp_path / "data" / "warehouse.duckdb"
     init_warehouse(path)
-    publish_synthetic(path, 3, source="vast_bundles", age=timedelta(hours=10))
+    publish_synthetic(path, 3, source="skypilot_hyperbolic", age=timedelta(hours=10))
     publish_synthetic(path, 3, source="voltage_park", age=timedelta(hours=10))
     config = write_config(
-        tmp_path, "[schedule.sources.vast_bundles]\nstale_after_hours = 2\n"
+        tmp_path, "[schedule.sources.skypilot_hyperbolic]\nstale_after_hours = 2\n"
     )  # hourly marketplace: stale after 2 h; the others after the global 48 h
     done = cli(tmp_path, config, "status", "--format", "csv", timeout=60)
     assert done.returncode == 0, done.stderr
     rows = {line.split(",")[0]: line.split(",")[1:3] for line in done.stdout.splitlines()[1:]}
-    assert rows["vast_bundles"] == ["True", "2.0"]
+    assert rows["skypilot_hyperbolic"] == ["True", "2.0"]
     assert rows["voltage_park"] == ["False", "48.0"]
-    assert "stale: vast_bundles" in done.stderr
+    assert "stale: skypilot_hyperbolic" in done.stderr
 
 
 def test_a_crawl_past_its_timeout_is_killed_and_recorded(tmp_path):
