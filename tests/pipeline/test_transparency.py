@@ -283,12 +283,16 @@ def test_a_provider_without_fabric_facts_scores_below_one_with_a_curated_infinib
         "where fabric_class = 'infiniband' and obtained_by = 'curated'",
     )
     with_ib = set(frame["provider"])
+    _, facts = read_frame(fixture_warehouse, "select distinct provider from fabric_current")
+    _, priced = read_frame(fixture_warehouse, "select distinct provider from offers_current")
+    without = set(priced["provider"]) - set(facts["provider"])
     by_key = {(a.provider, a.question_id): a for a in fixture_answers}
-    assert "azure" in with_ib and ("vast_ai", "fabric_type") in by_key
+    assert "azure" in with_ib and without
     assert by_key[("azure", "fabric_type")].value is AnswerValue.YES
-    assert {values(by_key, "vast_ai")[q] for q in FABRIC_QUESTIONS} == {"unknown"}
     ranked = scores(fixture_answers)
-    assert ranked["vast_ai"].score < ranked["azure"].score
+    for provider in without:
+        assert {values(by_key, provider)[q] for q in FABRIC_QUESTIONS} == {"unknown"}
+        assert ranked[provider].score < ranked["azure"].score
 
 
 def test_scores_lie_in_0_1_and_open_questions_are_exactly_the_non_yes(fixture_answers):
