@@ -16,9 +16,21 @@ def rows(name):
         return list(csv.DictReader(handle))
 
 
-@pytest.mark.parametrize("name", ["gpus", "fabric_classes", "providers", "fx_rates"])
+@pytest.mark.parametrize(
+    "name", ["gpus", "fabric_classes", "providers", "fx_rates", "instance_gpus"]
+)
 def test_every_row_has_a_source(name):
     assert all(row["source"].strip() for row in rows(name))
+
+
+# a source names where it was read: a URL, or a file of the project or its shared folder
+_CITATION = re.compile(r"https?://|(?:^|\s)(?:shared|fixtures)/")
+
+
+@pytest.mark.parametrize("name", ["gpus", "instance_gpus"])
+def test_every_gpu_row_cites_where_its_numbers_were_read(name):
+    for row in rows(name):
+        assert _CITATION.search(row["source"]), row
 
 
 def normalise(spelling):
@@ -34,7 +46,25 @@ def test_gpu_spellings_map_to_one_model_only():
             assert owner.setdefault(key, row["gpu_model"]) == row["gpu_model"], spelling
 
 
-@pytest.mark.parametrize("ambiguous", ["H100", "A100", "H200", "V100", "A100 80GB", "GH200"])
+@pytest.mark.parametrize(
+    "ambiguous",
+    [
+        "H100",
+        "A100",
+        "H200",
+        "V100",
+        "A100 80GB",
+        "GH200",
+        "A100-80GB",  # SXM or PCIe
+        "V100-32GB",  # SXM2 or PCIe
+        "P100",  # SXM2 or PCIe
+        "H100 NVLink",  # SXM, NVL or a bridged PCIe pair
+        "RTX6000",  # Quadro RTX 6000, RTX 6000 Ada
+        "RTX 3080",  # 10 or 12 GB
+        "RTX A2000",  # 6 or 12 GB
+        "RTX PRO 5000",  # 48 or 72 GB
+    ],
+)
 def test_ambiguous_bare_names_are_not_aliases(ambiguous):
     keys = {normalise(a) for row in rows("gpus") for a in row["aliases"].split("|") if a}
     assert normalise(ambiguous) not in keys
@@ -80,3 +110,28 @@ def test_fabric_classes_reproduce_what_the_field_reports_at_100k_gpus():
         "ultra_ethernet",
         "none",
     }
+
+
+INSTANCE_GPUS_HEADER = ["provider", "instance_type", "gpu_model", "gpu_count", "source"]
+
+
+def test_instance_gpus_name_known_providers_and_gpus_once_each():
+    with (REFERENCE_DIR / "instance_gpus.csv").open(newline="", encoding="utf-8") as handle:
+        assert next(csv.reader(handle)) == INSTANCE_GPUS_HEADER
+    models = {row["gpu_model"] for row in rows("gpus")}
+    providers = {row["provider"] for row in rows("providers")}
+    keys = [(row["provider"], row["instance_type"]) for row in rows("instance_gpus")]
+    assert len(keys) == len(set(keys))
+    for row in rows("instance_gpus"):
+        assert row["provider"] in providers, row
+        assert row["gpu_model"] in models, row
+        assert row["instance_type"] == row["instance_type"].strip() and row["instance_type"], row
+        assert int(row["gpu_count"]) >= 1, row
+
+
+def test_the_catalog_loads_both_tables():
+    from warehouse.gpus import gpu_catalog
+
+    catalog = gpu_catalog(REFERENCE_DIR)
+    assert catalog.by_instance[("aws", "p4d.24xlarge")] == "A100-SXM-40GB"
+    assert len(catalog.by_instance) == len(rows("instance_gpus"))

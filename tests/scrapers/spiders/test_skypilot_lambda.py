@@ -37,8 +37,12 @@ def test_one_offer_per_region_at_the_global_price():
         "H100-SXM-80GB",
         80,
     )
-    bare = offers(parsed, "gpu_8x_a100")[0]  # no form factor in the type: still unknown
-    assert (bare["gpu_name"], bare["gpu_model"]) == ("A100", None)
+    # no form factor in the name or type: Lambda's own page settles it (instance_gpus.csv)
+    bare = offers(parsed, "gpu_8x_a100")[0]
+    assert (bare["gpu_name"], bare["gpu_model"]) == ("A100", "A100-SXM-40GB")
+    # a bare name without such a row stays unknown (Lambda sells 1x A100 as SXM and as PCIe)
+    single = offers(parsed, "gpu_1x_a100")[0]
+    assert (single["gpu_name"], single["gpu_model"]) == ("A100", None)
     assert not [o for o in parsed["offers"] if o["pricing_tier"] != "on_demand"]
 
 

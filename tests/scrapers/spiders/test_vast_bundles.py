@@ -31,8 +31,9 @@ def test_docs_example_offer():
     # no machine_id in the example: the offer id names it; no gpu_ram, no geolocation
     assert offer["instance_type"] == "1x RTX 4090 (offer 12345)"
     assert offer["gpu_memory_gb"] is None and offer["region"] is None
-    assert offer["gpu_model"] is None  # "RTX 4090" is not in gpus.csv
-    assert parsed["stats"]["fabricscope/gpu_unmapped/RTX 4090"] == 1
+    # "RTX 4090" names one card (24 GB) in gpus.csv
+    assert offer["gpu_model"] == "RTX4090-PCIE-24GB"
+    assert "fabricscope/gpu_unmapped" not in parsed["stats"]
 
 
 def test_a_page_it_does_not_know_fails_the_run():
