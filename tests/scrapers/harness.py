@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -115,3 +116,20 @@ def _parse_one(source: str, fixture: str, url: str | None) -> dict[str, Any]:
 
 def offers_by_type(parsed: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return {(o["instance_type"], o["pricing_tier"]): o for o in parsed["offers"]}
+
+
+def fixture_rows(source: str, fixture: str) -> list[dict[str, str]]:
+    """A recorded CSV's rows as the file holds them, to check a spider against."""
+    with (FIXTURES / source / fixture).open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def offer_at(
+    parsed: dict[str, Any], instance_type: str, region: str | None, tier: str
+) -> dict[str, Any]:
+    """The one offer of ``instance_type`` in ``region`` on ``tier``."""
+    return next(
+        o
+        for o in parsed["offers"]
+        if (o["instance_type"], o["region"], o["pricing_tier"]) == (instance_type, region, tier)
+    )
