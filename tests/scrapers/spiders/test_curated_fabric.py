@@ -228,3 +228,82 @@ def test_a_file_that_is_not_the_facts_csv_fails_the_run():
     parsed = parse_local(html)
     assert parsed["status"] == "failed" and parsed["fabric_facts"] == []
     assert parsed["stats"]["fabricscope/layout_unknown"] == 1
+
+
+def test_oci_grace_blackwell_rows_state_their_scale_out_fabric():
+    """OCI's own GPU quick starts name the scale-out fabric per GB shape: InfiniBand on
+    BM.GPU.GB200.4, RoCE NICs on BM.GPU.GB300.4 (the GPU memory fabric page says only 'RoCE or
+    InfiniBand')."""
+    facts = facts_by_key()
+    gb200 = facts[("oracle", "BM.GPU.GB200.4")]
+    assert (gb200["fabric_class"], gb200["fabric_gbps_per_node"], gb200["multi_node"]) == (
+        "infiniband",
+        1600.0,
+        True,
+    )
+    assert "InfiniBand, 4 x 400 Gbps RDMA" in gb200["evidence"]
+    gb300 = facts[("oracle", "BM.GPU.GB300.4")]
+    assert (gb300["fabric_class"], gb300["fabric_gbps_per_node"], gb300["rdma"]) == (
+        "roce",
+        3200.0,
+        True,
+    )
+    assert "RDMA (ROCe) NICs" in gb300["evidence"] and "| 8 x 400 Gbps |" in gb300["evidence"]
+    for fact in (gb200, gb300):
+        assert fact["source_grade"] == "provider" and fact["source_date"] == "2026-04-10"
+        assert fact["source_url"].startswith(
+            "https://github.com/oracle-quickstart/oci-gpu-quickstarts/blob/2a523ef9"
+        )
+        # "4 x 400" / "8 x 400" are per node: no per-GPU figure is derived
+        assert fact["fabric_gbps_per_gpu"] is None
+
+
+def test_rows_that_state_no_fabric_class_stay_unknown():
+    """Lambda's on-demand instances (no InfiniBand, no other fabric named) and Hyperstack's
+    SR-IOV network optimized flavors (a bandwidth, no link layer named) keep the class
+    unknown: nothing is inferred from what the page leaves out."""
+    facts = facts_by_key()
+    lambda_od = facts[("lambda", "On-Demand Cloud instances")]
+    assert (lambda_od["fabric_class"], lambda_od["source_grade"]) == ("unknown", "third_party")
+    # 'no InfiniBand' is not 'single-node only': multi_node stays unstated
+    assert lambda_od["multi_node"] is None and lambda_od["fabric_gbps_per_node"] is None
+    assert "don't use InfiniBand fabric" in lambda_od["evidence"]
+    hyperstack = facts[("hyperstack", "Network optimized flavors")]
+    assert (hyperstack["fabric_class"], hyperstack["fabric_gbps_per_node"]) == ("unknown", 350.0)
+    assert hyperstack["rdma"] is None and hyperstack["source_grade"] == "provider"
+
+
+def test_new_product_line_rows_name_real_offers():
+    lines = {(r["provider"], r["instance_type"]): r["product_line"] for r in product_lines()}
+    reseller = catalog_instance_types("skypilot_primeintellect")
+    expected = {
+        "skypilot_lambda": (
+            "lambda",
+            """gpu_8x_h100_sxm5 gpu_8x_b200_sxm6 gpu_8x_a100_80gb_sxm4 gpu_8x_a100 gpu_8x_v100
+            gpu_8x_v100_n""",
+            "On-Demand Cloud instances",
+        ),
+        "skypilot_hyperstack": (
+            "hyperstack",
+            "n3-H100-SXM5x8 n3-H100x8 n3-H100x8-NVLink n3-A100x8-NVLink",
+            "Network optimized flavors",
+        ),
+        "skypilot_gcp": ("gcp", "a3-edgegpu-8g-nolssd a3-ultragpu-8g-nolssd", None),
+        "skypilot_oci": ("oracle", "BM.GPU.MI355X.8", "OCI cluster network (RoCE)"),
+    }
+    for source, (provider, instance_types, line) in expected.items():
+        names = catalog_instance_types(source)
+        for instance_type in instance_types.split():
+            assert instance_type in names, f"{source}/{instance_type}"
+            assert (provider, instance_type) in lines, f"{provider}/{instance_type}"
+            if line:
+                assert lines[(provider, instance_type)] == line
+    # a -nolssd machine type is the same machine type with no bundled Local SSD
+    assert lines[("gcp", "a3-edgegpu-8g-nolssd")] == "a3-edgegpu-8g"
+    assert lines[("gcp", "a3-ultragpu-8g-nolssd")] == "a3-ultragpu-8g"
+    for _provider, instance_type in lines:
+        if instance_type.startswith(("lambdalabs__", "hyperstack__")):
+            assert instance_type in reseller, instance_type
+    # a flavor Hyperstack marks as not network optimized is left out of the line
+    for flavor in ("n3-A100x8", "n3-L40x8", "n3-RTX-A6000x8", "n3-RTX-A4000x8"):
+        assert ("hyperstack", flavor) not in lines
