@@ -135,3 +135,17 @@ def test_the_catalog_loads_both_tables():
     catalog = gpu_catalog(REFERENCE_DIR)
     assert catalog.by_instance[("aws", "p4d.24xlarge")] == "A100-SXM-40GB"
     assert len(catalog.by_instance) == len(rows("instance_gpus"))
+
+
+def test_cudo_a800_pci_machine_types_identify_as_the_80gb_pcie_card():
+    """Cudo's own machine-type ids say 'pci' (PCIe) and publish 81920 MiB: that is the A800 80GB
+    PCIe. The bare name stays unmapped, as 'A800' also names the 40 GB PCIe and the SXM4 part."""
+    from warehouse.gpus import gpu_catalog
+
+    catalog = gpu_catalog(REFERENCE_DIR)
+    (a800,) = [row for row in rows("gpus") if row["gpu_model"] == "A800-PCIE-80GB"]
+    assert (a800["form_factor"], float(a800["memory_gb"]), a800["aliases"]) == ("pcie", 80, "")
+    cudo = "intel-ice-lake-a800-pci_8x96v192gb"
+    assert catalog.identify("A800", 80.0, cudo, "cudo_compute").model == "A800-PCIE-80GB"
+    assert catalog.identify("A800", 80.0, None, "cudo_compute").model is None
+    assert catalog.identify("A800", 40.0, cudo, "cudo_compute").model is None
