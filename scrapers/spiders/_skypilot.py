@@ -90,7 +90,9 @@ class SkyPilotCatalog:
     zone_column: ClassVar[str | None] = None
     # AcceleratorName values that are accelerators but no GPUs although ``GpuInfo``
     # describes them (a row with an empty ``GpuInfo`` is no GPU in any catalog)
-    not_gpus: ClassVar[frozenset[str]] = frozenset()
+    # Intel Gaudi (AWS dl1's "Gaudi HL-205", Shadeform's "GAUDI2") is an AI accelerator with
+    # its own software stack, not a GPU: skipped in every catalog alike
+    not_gpus: ClassVar[frozenset[str]] = frozenset({"Gaudi HL-205", "GAUDI2"})
     crawler: Any
     _zone_rows: list[dict[str, str]]
 

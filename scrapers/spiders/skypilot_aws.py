@@ -30,7 +30,6 @@ class SkypilotAwsSpider(SkyPilotCatalog, CsvCatalogSpider):
     start_urls = [catalog_url("aws")]
     refresh_cron = "3 */6 * * *"
     zone_column = "AvailabilityZone"
-    not_gpus = frozenset({"Gaudi HL-205"})  # dl1.24xlarge: Habana Gaudi, an AI accelerator
     item_attributes = {
         "provider": "aws",
         "currency": "USD",
