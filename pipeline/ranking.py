@@ -254,6 +254,8 @@ OFFER_COLUMNS = [
     "multi_node_reason",
     "fabric_gbps_per_gpu",
     "fabric_source_url",
+    "fabric_source_grade",
+    "fabric_source_date",
     "fabric_observed_at",
     "fabric_evidence",
     "price_usd_per_gpu_hour",

@@ -396,7 +396,9 @@ def memo(shortlist: Shortlist) -> str:
             f"{_md(row['price_obtained_by'])}); fabric: "
             + (
                 f"{_md(row['fabric_class'])} from {_md(row['fabric_source_url'])} "
-                f"(observed {_md(_date(row['fabric_observed_at']))})"
+                f"({_md(row.get('fabric_source_grade') or 'ungraded')} evidence, dated "
+                f"{_md(_date(row.get('fabric_source_date')) or 'unknown')}, read by us "
+                f"{_md(_date(row['fabric_observed_at']))})"
                 if not pd.isna(row["fabric_class"])
                 else "not stated by any source"
             )

@@ -68,6 +68,7 @@ def evidence_frame(answers: Sequence[Answer], provider: str) -> pd.DataFrame:
                     "observed": None,
                     "source_date": None,
                     "obtained_by": None,
+                    "grade": None,
                     "instance_type": None,
                 }
             )
@@ -82,6 +83,7 @@ def evidence_frame(answers: Sequence[Answer], provider: str) -> pd.DataFrame:
                     if evidence.source_date
                     else None,
                     "obtained_by": evidence.obtained_by,
+                    "grade": evidence.source_grade,
                     "instance_type": evidence.instance_type,
                 }
             )

@@ -231,7 +231,9 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "price_source_url": offers["price_source_url"],
             "price_observed_at": _dates(offers["price_observed_at"]),
             "fabric_source_url": offers["fabric_source_url"],
-            "fabric_observed_at": _dates(offers["fabric_observed_at"]),
+            "fabric_source_grade": offers["fabric_source_grade"],
+            # the date the fabric's source states or was read; not when our run replayed it
+            "fabric_source_date": _dates(offers["fabric_source_date"]),
             "pareto": offers["pareto"],
             "notes": offers["notes"],
             "offer_key": offers["offer_key"],

@@ -41,7 +41,12 @@ OFFER_COLUMNS: dict[str, Any] = {
     "price_source_url": link("price source"),
     "price_observed_at": cc.TextColumn("price seen"),
     "fabric_source_url": link("fabric source"),
-    "fabric_observed_at": cc.TextColumn("fabric seen"),
+    "fabric_source_grade": cc.TextColumn(
+        "fabric evidence", help="provider, measured or third_party (docs/TRANSPARENCY.md)"
+    ),
+    "fabric_source_date": cc.TextColumn(
+        "fabric dated", help="The date its source states or was read"
+    ),
     "pareto": cc.CheckboxColumn("Pareto"),
 }
 PROVIDER_COLUMNS: dict[str, Any] = {
