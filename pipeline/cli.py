@@ -39,7 +39,7 @@ from pipeline.model.hardware import (
     latency_multiplier,
 )
 from pipeline.model.workload import Recompute
-from pipeline.refresh import RefreshError, SourceOutcome
+from pipeline.refresh import RefreshBusy, RefreshError, SourceOutcome
 from pipeline.status import coverage, freshness_report
 from pipeline.workloads import WorkloadError, load_workload
 from warehouse.db import WarehouseError, verify
@@ -326,10 +326,10 @@ def schedule(
     replay = settings.offline if offline is None else offline
     try:
         code = scheduling.run_once(settings, replay) if once else scheduling.serve(settings, replay)
+    except scheduling.ScheduleBusy as exc:
+        raise UserError(str(exc), code=1) from None  # refused: another writer runs
     except scheduling.ScheduleError as exc:
-        message = str(exc)
-        code = 1 if "another fabricscope schedule" in message else 2
-        raise UserError(message, code=code) from None
+        raise UserError(str(exc), code=2) from None
     if code:
         raise typer.Exit(code)
 
@@ -363,6 +363,8 @@ def refresh(
         return
     try:
         outcomes = _refresh_with_progress(settings, source or [], use_replay, record)
+    except RefreshBusy as exc:
+        raise UserError(str(exc), code=1) from None  # refused: nothing was done
     except RefreshError as exc:
         raise UserError(str(exc), code=2) from None
     rows = [

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.locks import LockHeld, ProcessLock, refresh_lock_path
 from warehouse.db import PublishResult, read_frame
 from warehouse.load import init_warehouse
 
@@ -53,6 +54,10 @@ class RefreshError(Exception):
     """The crawl process itself failed; the message says how."""
 
 
+class RefreshBusy(RefreshError):
+    """Another refresh (or the scheduler) is writing this warehouse; nothing was crawled."""
+
+
 def source_crons() -> dict[str, str]:
     """Every source and its spider's refresh_cron (the spiders are listed in a subprocess:
     importing them here would import Scrapy and Twisted into the caller)."""
@@ -73,9 +78,15 @@ def list_sources() -> list[str]:
     return sorted(source_crons())
 
 
+# the crawl child reads this and asks the kernel to stop it (SIGTERM: it records an aborted
+# run) when this process dies, however it dies (scrapers/tools.py)
+PARENT_PID_ENV = "FABRICSCOPE_CRAWL_PARENT_PID"
+
+
 def _crawl_environment(warehouse: Path, data_dir: Path) -> dict[str, str]:
     return {
         **os.environ,
+        PARENT_PID_ENV: str(os.getpid()),
         "FABRICSCOPE_WAREHOUSE": str(warehouse.resolve()),
         "FABRICSCOPE_DATA_DIR": str(data_dir.resolve()),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
@@ -127,7 +138,10 @@ def refresh(
     on_event: Callable[[SourceOutcome], None] | None = None,
     extra_args: Sequence[str] = (),
 ) -> list[SourceOutcome]:
-    """Crawl ``sources`` (all of them if empty); every source publishes its own run."""
+    """Crawl ``sources`` (all of them if empty); every source publishes its own run.
+
+    One refresh at a time per warehouse: the refresh lock is held from before the crawl until
+    it ends (RefreshBusy, at once, if another refresh or ``fabricscope schedule`` holds it)."""
     known = list_sources()
     chosen = list(sources) or known
     unknown = [s for s in chosen if s not in known]
@@ -135,6 +149,28 @@ def refresh(
         raise RefreshError(
             f"unknown source {unknown[0]!r}; known sources: {', '.join(sorted(known))}"
         )
+    try:
+        with ProcessLock(refresh_lock_path(warehouse), "fabricscope refresh"):
+            return _refresh_locked(
+                warehouse, data_dir, chosen, offline, record, on_event, extra_args
+            )
+    except LockHeld as held:
+        raise RefreshBusy(
+            f"another refresh is running on {warehouse} ({held.holder}); nothing was crawled: "
+            "wait for it to finish (or stop `fabricscope schedule`, which holds the lock while "
+            "it runs)"
+        ) from None
+
+
+def _refresh_locked(
+    warehouse: Path,
+    data_dir: Path,
+    chosen: list[str],
+    offline: bool,
+    record: bool,
+    on_event: Callable[[SourceOutcome], None] | None,
+    extra_args: Sequence[str],
+) -> list[SourceOutcome]:
     ensure_warehouse(warehouse)
     outcomes = {source: SourceOutcome(source) for source in chosen}
     if on_event:

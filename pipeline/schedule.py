@@ -9,8 +9,9 @@
 - After a publish, the preset rankings are recomputed once (``estimates``), debounced; a
   daily Parquet export runs if ``schedule.export_dir`` is set.
 - A single-instance lock (``data_dir/scheduler.lock``): a second ``fabricscope schedule``
-  exits at once. Manual ``fabricscope refresh`` and scheduled crawls exclude each other
-  through the warehouse's writer lock.
+  exits at once. The scheduler also holds the warehouse's refresh lock for its life, so a
+  manual ``fabricscope refresh`` of the same warehouse is refused while it runs (and a
+  scheduler does not start while a refresh runs): one writer at a time, really.
 - At start, a source whose last run is older than its cron's previous fire gets one
   catch-up run (the scheduler was down across one or more fires: exactly one run).
 - Consecutive failures back off: after n failures in a row a source skips its fires for
@@ -22,7 +23,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
 import signal
@@ -30,11 +30,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
 
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExecutionEvent
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -43,6 +42,7 @@ from apscheduler.triggers.cron import CronTrigger
 
 from pipeline import ranking
 from pipeline.config import Settings, SourceSchedule, cron_fields
+from pipeline.locks import LockHeld, ProcessLock, refresh_lock_path
 from pipeline.refresh import (
     RefreshError,
     SourceOutcome,
@@ -63,6 +63,10 @@ log = logging.getLogger("fabricscope.schedule")
 
 class ScheduleError(Exception):
     """The scheduler cannot start; the message is one line a person can act on."""
+
+
+class ScheduleBusy(ScheduleError):
+    """Another scheduler, or a refresh of the same warehouse, is running: refused at once."""
 
 
 # ---- configuration -> jobs
@@ -142,41 +146,24 @@ def plan(settings: Settings, known: dict[str, str] | None = None) -> list[Source
     return jobs
 
 
-# ---- the single-instance lock
+# ---- the locks
 
 
-class InstanceLock:
-    """An exclusive, non-blocking flock held for the process's life."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._handle: Any = None
-
-    def __enter__(self) -> InstanceLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.path.open("a+")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            handle.close()
-            raise ScheduleError(
-                f"another fabricscope schedule is running (pid {holder}, lock {self.path}); "
-                "only one may run"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        self._handle = handle
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._handle is not None:
-            fcntl.flock(self._handle, fcntl.LOCK_UN)
-            self._handle.close()
-            self._handle = None
+@contextmanager
+def _only_writer(settings: Settings) -> Iterator[None]:
+    """One scheduler per data folder, and no manual refresh of its warehouse meanwhile:
+    both locks for the scheduler's life, each refusal in one line."""
+    try:
+        with (
+            ProcessLock(settings.data_dir / "scheduler.lock", "fabricscope schedule"),
+            ProcessLock(refresh_lock_path(settings.warehouse), "fabricscope schedule"),
+        ):
+            yield
+    except LockHeld as held:
+        what = "fabricscope schedule" if held.path.name == "scheduler.lock" else "refresh"
+        raise ScheduleBusy(
+            f"another {what} is running ({held.holder}; lock {held.path}); only one may run"
+        ) from None
 
 
 # ---- running one crawl
@@ -458,7 +445,7 @@ def run_once(settings: Settings, offline: bool) -> int:
     """Every due job once, then estimates (if something published) and the export."""
     _configure_logging()
     jobs = plan(settings)
-    with InstanceLock(settings.data_dir / "scheduler.lock"):
+    with _only_writer(settings):
         ensure_warehouse(settings.warehouse)
         runner = Runner(settings, offline)
         runner.report_stale = False
@@ -480,7 +467,7 @@ def serve(settings: Settings, offline: bool) -> int:
     _configure_logging()
     config = settings.schedule
     jobs = plan(settings)
-    with InstanceLock(settings.data_dir / "scheduler.lock"):
+    with _only_writer(settings):
         ensure_warehouse(settings.warehouse)
         runner = Runner(settings, offline)
         last_runs = runner.load_state(jobs)

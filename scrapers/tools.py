@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -29,6 +31,22 @@ def spider_names() -> list[str]:
     return sorted(SpiderLoader.from_settings(get_project_settings()).list())
 
 
+def _die_with_parent() -> None:
+    """Be stopped when the process that started this crawl dies, so a crawl never runs on
+    (and publishes) without it: SIGTERM, which Scrapy turns into a graceful stop recorded as
+    an aborted run. Linux's PR_SET_PDEATHSIG; elsewhere nothing is set."""
+    expected = os.environ.get("FABRICSCOPE_CRAWL_PARENT_PID")
+    if not expected or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != int(expected):  # the parent died before the request took effect
+        raise SystemExit("the refresh that started this crawl has already ended")
+
+
 def crawl(
     sources: list[str],
     *,
@@ -38,6 +56,7 @@ def crawl(
     start_urls: dict[str, list[str]] | None = None,
 ) -> int:
     """Crawl the sources in one process; each publishes its own run when it closes."""
+    _die_with_parent()
     unknown = sorted(set(sources) - set(spider_names()))
     if unknown:
         print(f"unknown source(s): {', '.join(unknown)}", file=sys.stderr)
