@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from pipeline import calibrate as calibrating
 from pipeline import catalog, ranking
@@ -53,8 +55,28 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
-err = Console(stderr=True, soft_wrap=True)
+# Control characters other than newline and tab, shown as \x.. escapes: data (a scraped name,
+# a query result) must never drive the terminal (colours, cursor moves, a cleared screen).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _clean(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class _PlainConsole(Console):
+    """A console that prints text as it is: no Rich markup ("[/x]" in data is text, never a
+    tag), no emoji codes or highlighting, and control characters escaped."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, emoji=False, highlight=False, **kwargs)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(_clean(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+out = _PlainConsole(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+err = _PlainConsole(stderr=True, soft_wrap=True)
 
 
 class OutputFormat(StrEnum):
@@ -106,11 +128,12 @@ def print_rows(
         writer.writerow(columns)
         writer.writerows([["" if v is None else _jsonable(v) for v in row] for row in rows])
     else:
-        table = Table(title=title, show_lines=False)
+        # cells and titles as Text: data is never read as markup, its control characters escaped
+        table = Table(title=Text(_clean(title)) if title else None, show_lines=False)
         for column in columns:
-            table.add_column(column, overflow="fold")
+            table.add_column(Text(_clean(str(column))), overflow="fold")
         for row in rows:
-            table.add_row(*["NULL" if v is None else str(_jsonable(v)) for v in row])
+            table.add_row(*[Text("NULL" if v is None else _clean(str(_jsonable(v)))) for v in row])
         out.print(table)
 
 

@@ -207,3 +207,56 @@ def test_estimate_names_close_gpu_spellings(tmp_path):
     result = fabricscope("estimate", "-w", "single-node-1b", "--hardware", str(hw))
     assert result.returncode == 2 and "unknown GPU 'H100'" in result.stderr
     assert "H100-SXM-80GB" in result.stderr
+
+
+HOSTILE = "evil [/x] [bold]b[/bold] \x1b[31mred\x1b[0m \x07"
+
+
+def test_data_is_printed_as_text_never_as_markup_or_terminal_codes(tmp_path):
+    from tests.helpers import run_record
+    from warehouse.load import RunBatch, offers_table, publish_run
+    from warehouse.models import Offer, utc_now
+
+    path = tmp_path / "data" / "warehouse.duckdb"
+    assert fabricscope("init", "--warehouse", str(path)).returncode == 0
+    offer = Offer(
+        provider="alpha",
+        source="alpha_page",
+        instance_type=HOSTILE,
+        gpu_name="H100 SXM",
+        gpu_model="H100-SXM-80GB",
+        gpu_count=8,
+        pricing_tier="spot",  # not requested below: excluded, with its name in the table
+        price_basis="per_instance",
+        price=16.0,
+        currency="USD",
+        price_usd_per_hour=16.0,
+        price_usd_per_gpu_hour=2.0,
+        source_url="https://alpha.example.invalid/prices",
+        obtained_by="scraped",
+        observed_at=utc_now(),
+    )
+    publish_run(path, RunBatch(run_record("alpha_page"), offers_table([offer])))
+    shown = [
+        fabricscope("sql", "select instance_type from offers_current", "--warehouse", str(path)),
+        fabricscope(
+            "rank", "-w", "llama3-8b", "--gpus", "8", "--excluded", "--warehouse", str(path)
+        ),
+    ]
+    for done in shown:
+        assert done.returncode == 0, done.stderr
+        assert "[/x]" in done.stdout and "[bold]b[/bold]" in done.stdout  # text, not tags
+        assert "\x1b" not in done.stdout and "\x07" not in done.stdout  # no terminal codes
+        assert "\\x1b[31mred" in done.stdout  # shown, escaped
+    calibrated = fabricscope(
+        "calibrate",
+        str(ROOT / "fixtures" / "nccl_tests" / "infiniband_2n_16g_all_reduce.txt"),
+        "--provider",
+        "x[/x]",
+        "--fabric-class",
+        "infiniband",
+        "--warehouse",
+        str(path),
+    )
+    assert "Traceback" not in calibrated.stderr and "MarkupError" not in calibrated.stderr
+    assert calibrated.returncode in (0, 2), calibrated.stderr
