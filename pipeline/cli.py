@@ -214,14 +214,41 @@ def status(
         err.print(f"stale: {', '.join(report.stale_sources)}")
 
 
+# a person's query, not a data file: anything longer is refused before it is parsed
+MAX_QUERY_BYTES = 1_000_000
+
+
 @app.command()
 def sql(
-    query: Annotated[str, typer.Argument(help="One read-only SQL query.")],
+    query: Annotated[
+        str | None,
+        typer.Argument(help="One read-only SQL query; '-' reads it from standard input."),
+    ] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", help="Read the query from this file.")
+    ] = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Run a read-only SQL query against the warehouse (same limits as the app)."""
+    """Run a read-only SQL query against the warehouse (same limits as the app).
+
+    A query starting with '--' (a comment) comes from --file or standard input, or after a
+    lone '--' that follows every option: fabricscope sql --format csv -- "-- note ...".
+    """
     settings = _settings(warehouse)
+    if (query is None) == (file is None):
+        raise UserError("give one query: as an argument, '-' for standard input, or --file", 2)
+    if file is not None:
+        if not file.is_file():
+            raise UserError(f"no such file: {file}", code=2)
+        if file.stat().st_size > MAX_QUERY_BYTES:
+            raise UserError(f"{file}: a query file is at most {MAX_QUERY_BYTES:,} bytes", 2)
+        query = file.read_text(encoding="utf-8", errors="replace")
+    elif query == "-":
+        query = sys.stdin.read(MAX_QUERY_BYTES + 1)
+        if len(query) > MAX_QUERY_BYTES:
+            raise UserError(f"a query is at most {MAX_QUERY_BYTES:,} characters", code=2)
+    assert query is not None
     try:
         result = run_user_query(settings.warehouse, query, settings.query_limits)
     except QueryRefused as exc:

@@ -2,13 +2,24 @@
 
 Used by ``fabricscope sql`` and by the app's SQL page; both call
 :func:`run_user_query`. Settings are defence in depth (see DuckDB's "Securing
-DuckDB"): a separate read-only connection, one statement that must be a query,
-no file or network access, no extensions, no Python objects visible by name,
-memory and thread caps, the configuration locked, a row cap and a timeout.
+DuckDB"): one statement that must be a query (EXPLAIN's statement too), no
+function that reveals settings or paths or reads files, no file or network access,
+no extensions, no Python objects visible by name, the configuration locked. Each
+query runs in a worker process of its own (``python -m warehouse.query_worker``) with a
+wall-clock kill (string functions that never check for interrupts cannot outrun
+it), an address-space limit beside DuckDB's memory limit, a row cap and a cap on
+the characters it returns. Its own process also means its connection never meets
+the caller's (DuckDB refuses two configurations of one file in one process).
 """
 
 from __future__ import annotations
 
+import json
+import pickle
+import re
+import resource
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +59,46 @@ class QueryLimits:
     timeout_s: float = 10.0
     memory_limit: str = "1GB"
     threads: int = 2
+    # characters a result may return in all (a 20 MB cell would take minutes to print)
+    max_output_chars: int = 20_000_000
+    max_cell_chars: int = 100_000
+
+
+# Functions that reveal the server's settings, paths or environment, or read files
+# (the warehouse file itself included): refused by name wherever they appear.
+_DENIED_FUNCTIONS = frozenset(
+    {
+        "current_setting",
+        "duckdb_settings",
+        "duckdb_databases",
+        "duckdb_extensions",
+        "duckdb_secrets",
+        "duckdb_temporary_files",
+        "duckdb_memory",
+        "getenv",
+        "read_blob",
+        "read_text",
+        "read_csv",
+        "read_csv_auto",
+        "read_json",
+        "read_json_auto",
+        "read_json_objects",
+        "read_ndjson",
+        "read_parquet",
+        "parquet_scan",
+        "parquet_metadata",
+        "parquet_schema",
+        "glob",
+        "sniff_csv",
+        "which_secret",
+        "pragma_database_list",
+        "pragma_database_size",
+    }
+)
+# A worker's address space: DuckDB's memory limit plus the interpreter's own.
+_WORKER_OVERHEAD_BYTES = 1 << 30
+# A worker gets this long to start and connect, beyond the query's timeout.
+_WORKER_START_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +125,15 @@ def check_statement(sql: str) -> str:
     if len(statements) != 1:
         raise QueryRefused(f"one statement at a time, please (got {len(statements)})")
     statement = statements[0]
+    if statement.type is duckdb.StatementType.EXPLAIN:
+        # EXPLAIN [ANALYZE] runs what it wraps: that statement must be a query too
+        inner = re.sub(r"^\s*explain(\s+analy[sz]e)?\s+", "", statement.query, flags=re.I)
+        wrapped = duckdb.extract_statements(inner)
+        if len(wrapped) != 1 or wrapped[0].type is not duckdb.StatementType.SELECT:
+            raise QueryRefused("EXPLAIN may wrap a read query only (SELECT, WITH, FROM ...)")
+        _check_functions(inner)
+    elif statement.type is duckdb.StatementType.SELECT:
+        _check_functions(statement.query)
     if statement.type not in _ALLOWED:
         kind = statement.type.name
         raise QueryRefused(
@@ -84,6 +144,34 @@ def check_statement(sql: str) -> str:
             )
         )
     return statement.query
+
+
+def _function_names(node: Any) -> set[str]:
+    names: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "function_name" and isinstance(value, str):
+                names.add(value.lower())
+            else:
+                names |= _function_names(value)
+    elif isinstance(node, list):
+        for item in node:
+            names |= _function_names(item)
+    return names
+
+
+def _check_functions(sql: str) -> None:
+    """Refuse a query that calls a denied function (as parsed, not by text search)."""
+    with duckdb.connect() as con:
+        tree = json.loads(con.execute("select json_serialize_sql(?)", [sql]).fetchone()[0])
+    if tree.get("error"):
+        return  # DESCRIBE, SHOW, SUMMARIZE: no function calls of the user's to look at
+    denied = sorted(_function_names(tree) & _DENIED_FUNCTIONS)
+    if denied:
+        raise QueryRefused(
+            f"{denied[0]}() is not allowed in the SQL console: it reveals the server's "
+            "settings or paths, or reads files; query the warehouse's tables and views"
+        )
 
 
 def _first_line(exc: BaseException) -> str:
@@ -129,9 +217,69 @@ def _snapshot_or_none(con: duckdb.DuckDBPyConnection) -> SnapshotInfo | None:
 
 
 def run_user_query(path: Path, sql: str, limits: QueryLimits | None = None) -> QueryResult:
-    """Run one read-only query from a person; raise QueryRefused or QueryFailed."""
+    """Run one read-only query from a person in a worker process; raise QueryRefused or
+    QueryFailed (or WarehouseMissingError / WarehouseError)."""
     limits = limits or QueryLimits()
     statement = check_statement(sql)
+    request = pickle.dumps((path, statement, limits))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "warehouse.query_worker"],
+            input=request,
+            capture_output=True,
+            timeout=limits.timeout_s + _WORKER_START_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:  # the worker is killed: nothing outruns the clock
+        raise QueryRefused(_too_long(limits)) from None
+    if done.returncode != 0 or not done.stdout:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        raise QueryRefused(
+            f"the query's worker stopped (exit {done.returncode}): {tail[0][:200]}; it may "
+            f"have needed more than the console's memory limit ({limits.memory_limit})"
+        )
+    kind, value = pickle.loads(done.stdout)  # our own worker's answer
+    if kind == "ok":
+        return value  # type: ignore[no-any-return]
+    error = {
+        "refused": QueryRefused,
+        "failed": QueryFailed,
+        "missing": WarehouseMissingError,
+    }.get(kind, WarehouseError)
+    raise error(value)
+
+
+def _too_long(limits: QueryLimits) -> str:
+    return (
+        f"the query ran longer than {limits.timeout_s:g} s and was stopped; "
+        "narrow it down or add a LIMIT"
+    )
+
+
+def _capped(rows: list[tuple[Any, ...]], limits: QueryLimits) -> tuple[list[tuple[Any, ...]], bool]:
+    """Long text cells cut (with a mark), and the rows that fit the output cap."""
+    kept: list[tuple[Any, ...]] = []
+    total = 0
+    for row in rows:
+        cells = []
+        for value in row:
+            if isinstance(value, str | bytes) and len(value) > limits.max_cell_chars:
+                shown = value[: limits.max_cell_chars]
+                value = (
+                    shown + f"... [{len(value) - limits.max_cell_chars:,} more characters]"
+                    if isinstance(shown, str)
+                    else shown
+                )
+            total += len(value) if isinstance(value, str | bytes) else 16
+            cells.append(value)
+        if total > limits.max_output_chars:
+            return kept, True
+        kept.append(tuple(cells))
+    return kept, False
+
+
+def _run_here(path: Path, statement: str, limits: QueryLimits) -> QueryResult:
+    """The query in this process (the worker): connection fenced in, interrupt on time."""
     con = _connect_locked(path, limits)
     timer = threading.Timer(limits.timeout_s, con.interrupt)
     try:
@@ -142,10 +290,7 @@ def run_user_query(path: Path, sql: str, limits: QueryLimits | None = None) -> Q
             columns = [d[0] for d in cursor.description or []]
             rows = cursor.fetchmany(limits.max_rows + 1)
         except duckdb.InterruptException:
-            raise QueryRefused(
-                f"the query ran longer than {limits.timeout_s:g} s and was stopped; "
-                "narrow it down or add a LIMIT"
-            ) from None
+            raise QueryRefused(_too_long(limits)) from None
         except duckdb.PermissionException:
             raise QueryRefused(
                 "the SQL console cannot read or write files, URLs or extensions; "
@@ -163,4 +308,37 @@ def run_user_query(path: Path, sql: str, limits: QueryLimits | None = None) -> Q
         timer.cancel()
         con.close()
     truncated = len(rows) > limits.max_rows
-    return QueryResult(columns, rows[: limits.max_rows], truncated, snapshot)
+    kept, cut = _capped(rows[: limits.max_rows], limits)
+    return QueryResult(columns, kept, truncated or cut, snapshot)
+
+
+def _memory_bytes(size: str) -> int:
+    number, unit = re.fullmatch(r"\s*([\d.]+)\s*([KMGT]i?B|B)\s*", size, re.I).groups()  # type: ignore[union-attr]
+    scale = {"B": 0, "K": 1, "M": 2, "G": 3, "T": 4}[unit[0].upper()]
+    base = 1024 if "i" in unit.lower() else 1000
+    return int(float(number) * base**scale)
+
+
+def worker() -> int:
+    """``python -m warehouse.query_worker``: one pickled (path, statement, limits) in on stdin, one
+    pickled (kind, value) out on stdout."""
+    path, statement, limits = pickle.loads(sys.stdin.buffer.read())
+    cap = _memory_bytes(limits.memory_limit) + _WORKER_OVERHEAD_BYTES
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    try:
+        answer: tuple[str, Any] = ("ok", _run_here(path, statement, limits))
+    except QueryRefused as exc:
+        answer = ("refused", str(exc))
+    except QueryFailed as exc:
+        answer = ("failed", str(exc))
+    except WarehouseMissingError as exc:
+        answer = ("missing", str(exc))
+    except WarehouseError as exc:
+        answer = ("error", str(exc))
+    except MemoryError:
+        answer = (
+            "refused",
+            f"the query needed more than the console's memory limit ({limits.memory_limit})",
+        )
+    sys.stdout.buffer.write(pickle.dumps(answer))
+    return 0

@@ -260,3 +260,26 @@ def test_data_is_printed_as_text_never_as_markup_or_terminal_codes(tmp_path):
     )
     assert "Traceback" not in calibrated.stderr and "MarkupError" not in calibrated.stderr
     assert calibrated.returncode in (0, 2), calibrated.stderr
+
+
+def test_sql_reads_a_query_from_a_file_or_standard_input(wh, tmp_path):
+    query = tmp_path / "count.sql"
+    query.write_text(
+        "-- a comment first, which an argument would take for an option\n"
+        "select count(*) as n from offers_current\n"
+    )
+    from_file = fabricscope("sql", "--file", str(query), "-f", "csv", "--warehouse", str(wh))
+    assert from_file.returncode == 0, from_file.stderr
+    assert from_file.stdout.split() == ["n", "40"]
+    piped = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "sql", "-", "-f", "csv", "--warehouse", str(wh)],
+        input="-- piped\nselect 2 as two",
+        capture_output=True,
+        text=True,
+        env=python_env(),
+        cwd=ROOT,
+        check=False,
+    )
+    assert piped.returncode == 0 and piped.stdout.split() == ["two", "2"], piped.stderr
+    neither = fabricscope("sql", "--warehouse", str(wh))
+    assert neither.returncode == 2 and "give one query" in neither.stderr

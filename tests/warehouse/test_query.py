@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import resource
+import threading
 import time
 
 import pandas as pd
 import pytest
 
 from tests.helpers import publish_synthetic
-from warehouse.db import current_snapshot, verify
+from warehouse import query
+from warehouse.db import current_snapshot, read_frame, verify
 from warehouse.query import QueryFailed, QueryLimits, QueryRefused, run_user_query
 
 
@@ -135,3 +138,85 @@ def test_user_errors_are_reported_as_failures_not_refusals(populated):
 def test_missing_warehouse_is_a_clear_error(tmp_path):
     with pytest.raises(Exception, match="fabricscope init"):
         run_user_query(tmp_path / "nope.duckdb", "select 1")
+
+
+def test_a_string_function_that_ignores_interrupts_is_killed_on_the_clock(populated):
+    # regexp_replace over a 200 MB string never checks for interrupts: only the worker's
+    # wall-clock kill stops it (it ran 199 s in the caller's process before)
+    limits = QueryLimits(timeout_s=1.0, memory_limit="2GB")
+    started = time.monotonic()
+    with pytest.raises(QueryRefused, match=r"longer than 1 s"):
+        run_user_query(
+            populated,
+            "select length(regexp_replace(repeat('ab', 100000000), 'a', 'c', 'g'))",
+            limits,
+        )
+    assert time.monotonic() - started < limits.timeout_s + query._WORKER_START_S
+
+
+def test_memory_is_capped_in_the_worker_not_the_caller(populated):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(QueryRefused, match="memory"):
+        run_user_query(
+            populated,
+            "select damerau_levenshtein(repeat('a', 40000), repeat('b', 40000))",
+            QueryLimits(memory_limit="256MB", timeout_s=60),
+        )
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 200 * 1024, "the caller's own memory stays where it was"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "explain analyze copy gpus to 'stolen.csv'",
+        "explain analyze insert into gpus (gpu_model, vendor, source) values ('X', 'n', 's')",
+        "select current_setting('home_directory')",
+        "select * from duckdb_databases()",
+        "select path from duckdb_databases()",
+        "select * from read_blob('warehouse.duckdb')",
+        "select upper(x) from (select getenv('HOME') as x)",
+    ],
+)
+def test_wrapped_statements_and_revealing_functions_are_refused(populated, sql):
+    with pytest.raises(QueryRefused):
+        run_user_query(populated, sql)
+
+
+def test_explain_analyze_of_a_query_is_allowed(populated):
+    assert run_user_query(populated, "explain analyze select count(*) from gpus").rows
+
+
+def test_console_queries_and_page_reads_in_one_process_never_break_each_other(populated):
+    errors: list[BaseException] = []
+
+    def page_reads() -> None:
+        for _ in range(10):
+            try:
+                read_frame(populated, "select count(*) from offers_current")
+            except BaseException as exc:
+                errors.append(exc)
+
+    def console_queries() -> None:
+        for _ in range(5):
+            try:
+                run_user_query(populated, "select count(*) from offers_current")
+            except BaseException as exc:
+                errors.append(exc)
+
+    threads = [threading.Thread(target=f) for f in (page_reads, console_queries, console_queries)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
+def test_very_long_cells_are_cut_and_said_so(populated):
+    result = run_user_query(
+        populated,
+        "select repeat('x', 300000) as big",
+        QueryLimits(max_cell_chars=1000, max_output_chars=10_000),
+    )
+    [(cell,)] = result.rows
+    assert cell.startswith("x" * 1000) and cell.endswith("[299,000 more characters]")
