@@ -26,6 +26,8 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.project import get_project_settings
 
+from scrapers.pipelines.anomaly import MEDIANS_SETTING, medians_setting, reference_medians
+
 
 def spider_names() -> list[str]:
     return sorted(SpiderLoader.from_settings(get_project_settings()).list())
@@ -62,11 +64,14 @@ def crawl(
         print(f"unknown source(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
     settings = get_project_settings()
+    # every source compares its prices with the snapshot as it was before this crawl
+    medians = reference_medians(Path(settings.get("FABRICSCOPE_WAREHOUSE", "")))
     settings.setdict(
         {
             "FABRICSCOPE_REPLAY_ENABLED": offline,
             "FABRICSCOPE_RECORD_ENABLED": record,
             "FABRICSCOPE_EVENTS_ENABLED": True,
+            MEDIANS_SETTING: medians_setting(medians),
             **(overrides or {}),
         },
         priority="cmdline",

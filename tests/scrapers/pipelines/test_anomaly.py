@@ -52,3 +52,36 @@ def test_prices_far_from_the_median_are_quarantined_with_the_reason(crawler, pip
     kept = crawler.spider.run.quarantined
     assert len(kept) == 1 and "median 2.50" in kept[0].reason
     assert kept[0].raw["price_usd_per_gpu_hour"] == price
+
+
+@pytest.mark.parametrize("gpu_model", ["H100-SXM-80GB", None])
+def test_an_implausible_price_is_quarantined_whatever_the_gpu(crawler, gpu_model):
+    pipeline = AnomalyPipeline.from_crawler(crawler)
+    pipeline.open_spider()  # no reference prices: the median check has nothing to say
+    item = offer(1e308).model_copy(update={"gpu_model": gpu_model})
+    with pytest.raises(DropItem, match="price_implausible"):
+        pipeline.process_item(item)
+    [kept] = crawler.spider.run.quarantined
+    assert "above the 500 no cloud lists" in kept.reason
+    assert crawler.stats.get_value("fabricscope/quarantined/price_implausible") == 1
+    assert pipeline.process_item(offer(18.0)).price == 18.0  # the dearest recorded GPU-hour
+
+
+def test_a_crawl_hands_its_spiders_one_fixed_set_of_medians(tmp_path):
+    from scrapy.utils.test import get_crawler
+
+    from scrapers.pipelines.anomaly import MEDIANS_SETTING, medians_setting
+    from scrapers.spiders.lambda_cloud import LambdaCloudSpider
+
+    fixed = {("H100-SXM-80GB", "on_demand"): 2.5}
+    crawler = get_crawler(
+        LambdaCloudSpider,
+        {
+            "FABRICSCOPE_WAREHOUSE": str(tmp_path / "none.duckdb"),
+            MEDIANS_SETTING: medians_setting(fixed),
+        },
+    )
+    crawler.spider = LambdaCloudSpider.from_crawler(crawler)
+    pipeline = AnomalyPipeline.from_crawler(crawler)
+    pipeline.open_spider()  # the warehouse is not read again: sibling sources may be publishing
+    assert pipeline.medians == fixed
