@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,11 @@ class Calibration:
     gpus_per_node: int | None
 
 
+# No link in the field carries more than this bus bandwidth per rank (NVLink 5: 900 GB/s
+# each way); a fit above it comes from a damaged or made-up output.
+MAX_BUSBW_GBYTES_S = 10_000.0
+
+
 def fit_upload(
     text: str,
     provider: str,
@@ -49,8 +55,15 @@ def fit_upload(
         raise CalibrationError("say which provider measured this (--provider)")
     if fabric_class not in {c.value for c in FabricClass} - {"unknown", "none"}:
         raise CalibrationError(f"fabric class {fabric_class!r} is not one the model knows")
+    if n_nodes is not None and n_nodes < 1:
+        raise CalibrationError(f"a run has at least 1 node (got --nodes {n_nodes})")
     result = parse_nccl_tests(text, collective=collective)
     fit = fit_alpha_beta(result)
+    if not (math.isfinite(fit.busbw_gbytes_s) and 0 < fit.busbw_gbytes_s <= MAX_BUSBW_GBYTES_S):
+        raise CalibrationError(
+            f"a bus bandwidth of {fit.busbw_gbytes_s:g} GB/s is not a measurement (no fabric "
+            f"or NVLink domain reaches {MAX_BUSBW_GBYTES_S:g} GB/s): check the output"
+        )
     nodes = n_nodes or result.n_nodes
     ranks = result.n_ranks
     per_node = ranks // nodes if ranks and nodes and ranks % nodes == 0 else None

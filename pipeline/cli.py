@@ -280,7 +280,7 @@ def export(
         str | None, typer.Option("--workload", "-w", help="--shortlist: a preset or file.")
     ] = None,
     gpus: Annotated[str | None, typer.Option(help="--shortlist: GPU count or range.")] = None,
-    top: Annotated[int | None, typer.Option(help="--shortlist: the first K offers.")] = None,
+    top: Annotated[int | None, typer.Option(min=1, help="--shortlist: the first K offers.")] = None,
     offer: Annotated[
         list[str] | None,
         typer.Option("--offer", help="--shortlist: an offer key to keep (repeatable)."),
@@ -696,7 +696,7 @@ def rank(
     show_excluded: Annotated[
         bool, typer.Option("--excluded", help="List the excluded offers and why instead.")
     ] = False,
-    top: Annotated[int | None, typer.Option(help="Show only the first N rows.")] = None,
+    top: Annotated[int | None, typer.Option(min=1, help="Show only the first N rows.")] = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
@@ -760,7 +760,8 @@ def calibrate(
         str | None, typer.Option(help="all_reduce, all_gather... if the output does not say.")
     ] = None,
     nodes: Annotated[
-        int | None, typer.Option(help="Nodes in the run, if the output does not list hosts.")
+        int | None,
+        typer.Option(min=1, help="Nodes in the run, if the output does not list hosts."),
     ] = None,
     note: Annotated[str | None, typer.Option(help="Where and how it was measured.")] = None,
     warehouse: WarehouseOption = None,
@@ -848,6 +849,9 @@ def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGr
         recompute = Recompute(parts.pop("recompute", job.activation_recompute or "selective"))
     except ValueError as exc:
         raise HardwareError(f"--layout {text!r}: {exc}") from None
+    for name, value in (("tp", tp), ("pp", pp), ("dp", dp), ("mb", mb)):
+        if value is not None and not 1 <= value <= 1_000_000:
+            raise HardwareError(f"--layout {text!r}: {name} must be a positive count (got {value})")
     if parts:
         raise HardwareError(
             f"--layout: unknown keys {', '.join(parts)} (use tp, pp, dp, mb, recompute)"

@@ -222,8 +222,24 @@ def _intra_node(value: Any, spec: GpuSpec, where: str) -> float:
     return gbps
 
 
+# Numeric hardware fields: (smallest allowed, largest plausible, whole number?). Zero Gb/s is
+# "no fabric"; everything else counts something that exists.
+NUMERIC_FIELDS: dict[str, tuple[float, float, bool]] = {
+    "gpu_count": (1, 1_000_000, True),
+    "gpus_per_node": (1, 1_024, True),
+    "fabric_gbps_per_gpu": (0, 100_000, False),
+    "nvlink_domain_gpus": (1, 100_000, True),
+    "oversubscription": (1, 64, False),
+    "measured_busbw_gbytes_s": (1e-6, 10_000, False),
+    "measured_nodes": (1, 1_000_000, True),
+    "measured_alpha_us": (1e-3, 1e7, False),
+    "measured_ranks": (1, 10_000_000, True),
+}
+
+
 def check_fields(row: Mapping[str, Any], where: str) -> None:
-    """Refuse a hardware row with a field the model does not know (a typo would be ignored)."""
+    """Refuse a hardware row with a field the model does not know (a typo would be ignored),
+    or a number that is not one: NaN, infinite, negative, fractional counts, implausible."""
     unknown = [name for name in row if name not in HARDWARE_FIELDS]
     if unknown:
         name = unknown[0]
@@ -232,6 +248,18 @@ def check_fields(row: Mapping[str, Any], where: str) -> None:
         raise HardwareError(
             f"{where}: unknown field {name!r}{hint}; known: {', '.join(HARDWARE_FIELDS)}"
         )
+    for name, (low, high, whole) in NUMERIC_FIELDS.items():
+        value = row.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise HardwareError(f"{where}: {name} must be a number (got {value!r})")
+        if not math.isfinite(value) or not low <= value <= high:
+            raise HardwareError(
+                f"{where}: {name} must lie between {low:g} and {high:g} (got {value!r})"
+            )
+        if whole and value != int(value):
+            raise HardwareError(f"{where}: {name} must be a whole number (got {value!r})")
 
 
 def latency_multiplier(alpha_us: Any, ranks: Any, nodes: Any) -> float | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, fabricscope, publish_synthetic, python_env
+from warehouse.db import read_frame
 
 
 @pytest.fixture
@@ -169,6 +170,9 @@ def test_estimate_prints_the_model_outputs_as_json(tmp_path):
         (["-w", "no-such-preset"], "neither a preset"),
         (["-w", "llama3-8b", "--layout", "tp=2,pp=1,dp=5"], "tp*pp*dp = 10"),
         (["-w", "llama3-8b", "--layout", "zz=1"], "unknown keys zz"),
+        # a negative layout once gave an MFU of 121%
+        (["-w", "llama3-8b", "--layout", "tp=-8,pp=-1"], "tp must be a positive count"),
+        (["-w", "llama3-8b", "--layout", "tp=8,mb=0"], "mb must be a positive count"),
     ],
 )
 def test_estimate_errors_are_one_line(tmp_path, args, message):
@@ -283,3 +287,53 @@ def test_sql_reads_a_query_from_a_file_or_standard_input(wh, tmp_path):
     assert piped.returncode == 0 and piped.stdout.split() == ["two", "2"], piped.stderr
     neither = fabricscope("sql", "--warehouse", str(wh))
     assert neither.returncode == 2 and "give one query" in neither.stderr
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("fabric_gbps_per_gpu", float("nan"), "fabric_gbps_per_gpu must lie between 0 and"),
+        ("fabric_gbps_per_gpu", float("inf"), "fabric_gbps_per_gpu must lie between 0 and"),
+        ("fabric_gbps_per_gpu", -400, "fabric_gbps_per_gpu must lie between 0 and"),
+        ("gpu_count", 64.5, "gpu_count must be a whole number"),
+        ("gpus_per_node", 0, "gpus_per_node must lie between 1 and"),
+        ("oversubscription", 0.5, "oversubscription must lie between 1 and"),
+        ("measured_busbw_gbytes_s", 1e308, "measured_busbw_gbytes_s must lie between"),
+        ("gpu_count", "64", "gpu_count must be a number"),
+    ],
+)
+def test_hardware_numbers_that_are_not_numbers_are_refused(tmp_path, field, value, message):
+    row = {
+        "gpu_model": "H100 SXM",
+        "gpu_count": 64,
+        "gpus_per_node": 8,
+        "fabric_class": "infiniband",
+        "fabric_gbps_per_gpu": 400,
+        field: value,
+    }
+    hw = tmp_path / "hw.json"
+    hw.write_text(json.dumps(row))  # NaN and Infinity as Python's json writes them
+    result = fabricscope("estimate", "-w", "llama3-8b", "--hardware", str(hw))
+    assert result.returncode == 2, result.stdout
+    [line] = result.stderr.strip().splitlines()
+    assert message in line and "hardware profile 1" in line
+
+
+def test_counts_below_one_are_usage_errors(wh):
+    for args in (
+        ["rank", "-w", "llama3-8b", "--gpus", "8", "--top", "-3"],
+        [
+            "calibrate",
+            str(ROOT / "fixtures" / "nccl_tests" / "infiniband_2n_16g_all_reduce.txt"),
+            "--provider",
+            "p",
+            "--fabric-class",
+            "infiniband",
+            "--nodes",
+            "0",
+        ],
+    ):
+        done = fabricscope(*args, "--warehouse", str(wh))
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (args, done.stderr)
+    _, stored = read_frame(wh, "select count(*) as n from fabric_calibrations")
+    assert int(stored["n"].iloc[0]) == 0
