@@ -280,7 +280,7 @@ def export(
         str | None, typer.Option("--workload", "-w", help="--shortlist: a preset or file.")
     ] = None,
     gpus: Annotated[str | None, typer.Option(help="--shortlist: GPU count or range.")] = None,
-    top: Annotated[int | None, typer.Option(min=1, help="--shortlist: the first K offers.")] = None,
+    top: Annotated[int | None, typer.Option(help="--shortlist: the first K offers.")] = None,
     offer: Annotated[
         list[str] | None,
         typer.Option("--offer", help="--shortlist: an offer key to keep (repeatable)."),
@@ -696,7 +696,7 @@ def rank(
     show_excluded: Annotated[
         bool, typer.Option("--excluded", help="List the excluded offers and why instead.")
     ] = False,
-    top: Annotated[int | None, typer.Option(min=1, help="Show only the first N rows.")] = None,
+    top: Annotated[int | None, typer.Option(help="Show only the first N rows.")] = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
@@ -721,6 +721,8 @@ def rank(
         fabric_override=what_if_fabric,
         max_price_age_days=max_price_age_days,
     )
+    if top is not None and top < 1:
+        raise UserError(f"--top must be at least 1 (got {top})", code=2)
     _require_warehouse(settings)  # after the request: bad input is exit 2 either way
     result = ranking.rank(settings.warehouse, request, settings.as_of)
     frame = result.excluded if show_excluded else result.offers
@@ -760,8 +762,7 @@ def calibrate(
         str | None, typer.Option(help="all_reduce, all_gather... if the output does not say.")
     ] = None,
     nodes: Annotated[
-        int | None,
-        typer.Option(min=1, help="Nodes in the run, if the output does not list hosts."),
+        int | None, typer.Option(help="Nodes in the run, if the output does not list hosts.")
     ] = None,
     note: Annotated[str | None, typer.Option(help="Where and how it was measured.")] = None,
     warehouse: WarehouseOption = None,
