@@ -31,6 +31,7 @@ from pipeline import refresh as refreshing
 from pipeline import schedule as scheduling
 from pipeline import shortlist as shortlisting
 from pipeline.config import ConfigError, Settings, load_settings
+from pipeline.files import read_json_input
 from pipeline.model import scaling
 from pipeline.model.calibration import CalibrationError
 from pipeline.model.hardware import (
@@ -828,10 +829,7 @@ def _rounded(value: Any) -> Any:
 def _hardware_rows(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise HardwareError(f"no such hardware file: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise HardwareError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    data = read_json_input(path, HardwareError)
     rows = data if isinstance(data, list) else [data]
     if not rows or not all(isinstance(r, dict) for r in rows):
         raise HardwareError(f"{path}: expected a JSON object or a list of objects")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
+    InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
-    TomlConfigSettingsSource,
 )
 
 from warehouse.query import QueryLimits
@@ -183,7 +184,7 @@ class Settings(BaseSettings):
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         config_file = _config_file()
         if config_file is not None:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config_file))
+            sources.append(InitSettingsSource(settings_cls, init_kwargs=_read_toml(config_file)))
         return tuple(sources)
 
     @property
@@ -211,6 +212,22 @@ class Settings(BaseSettings):
                 raise ConfigError(
                     f"invalid setting {name} ({ENV_PREFIX}{name.upper()}): cannot write to {path}"
                 )
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The configuration file's settings; ConfigError in one line if it is not TOML.
+
+    A byte-order mark (as some editors write) is not content."""
+    if path.stat().st_size > 1_000_000:
+        raise ConfigError(f"invalid configuration file {path}: larger than 1 MB")
+    try:
+        return tomllib.loads(path.read_bytes().decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"invalid configuration file {path}: not UTF-8 text (byte {exc.start})"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid configuration file {path}: {exc}") from None
 
 
 def _writable_dir(path: Path) -> bool:

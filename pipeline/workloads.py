@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pipeline.files import read_json_input
 from pipeline.model.workload import Workload
 
 PRESETS_FILE = Path(__file__).parent / "presets" / "workloads.json"
@@ -49,10 +50,7 @@ def load_workload(name_or_file: str) -> Workload:
         raise WorkloadError(
             f"{name_or_file!r} is neither a preset ({', '.join(presets())}) nor a file"
         )
-    try:
-        fields = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise WorkloadError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    fields = read_json_input(path, WorkloadError)
     if not isinstance(fields, dict):
         raise WorkloadError(f"{path}: expected a JSON object of workload fields")
     fields.setdefault("name", path.stem)

@@ -33,6 +33,11 @@ AUTOTHROTTLE_MAX_DELAY = 30.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
 # Per-source values live in each spider's custom_settings; these are the defaults.
 DOWNLOAD_TIMEOUT = 30
+# The largest response a source may send: the biggest catalog read live (AWS's SkyPilot CSV)
+# is about 3 MB; a 200 MB page once held a crawl near 1 GB of memory forever. Above the cap
+# the download is cancelled and the source's run fails (its last good data stays).
+DOWNLOAD_MAXSIZE = 64 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 16 * 1024 * 1024
 CLOSESPIDER_TIMEOUT = 300
 RETRY_ENABLED = True
 RETRY_TIMES = 2

@@ -292,8 +292,8 @@ def test_sql_reads_a_query_from_a_file_or_standard_input(wh, tmp_path):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("fabric_gbps_per_gpu", float("nan"), "fabric_gbps_per_gpu must lie between 0 and"),
-        ("fabric_gbps_per_gpu", float("inf"), "fabric_gbps_per_gpu must lie between 0 and"),
+        ("fabric_gbps_per_gpu", float("nan"), "NaN is not a finite number"),
+        ("fabric_gbps_per_gpu", float("inf"), "Infinity is not a finite number"),
         ("fabric_gbps_per_gpu", -400, "fabric_gbps_per_gpu must lie between 0 and"),
         ("gpu_count", 64.5, "gpu_count must be a whole number"),
         ("gpus_per_node", 0, "gpus_per_node must lie between 1 and"),
@@ -316,7 +316,7 @@ def test_hardware_numbers_that_are_not_numbers_are_refused(tmp_path, field, valu
     result = fabricscope("estimate", "-w", "llama3-8b", "--hardware", str(hw))
     assert result.returncode == 2, result.stdout
     [line] = result.stderr.strip().splitlines()
-    assert message in line and "hardware profile 1" in line
+    assert message in line and "hw.json" in line
 
 
 def test_counts_below_one_are_usage_errors(wh):
@@ -339,3 +339,38 @@ def test_counts_below_one_are_usage_errors(wh):
         assert "at least 1" in line, line
     _, stored = read_frame(wh, "select count(*) as n from fabric_calibrations")
     assert int(stored["n"].iloc[0]) == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8 text"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (
+            b'{"gpu_model": "H100 SXM", "gpu_count": 8, "fabric_gbps_per_gpu": 1e309}',
+            "1e309 is not a finite number",
+        ),
+        (b" " * 1_000_001, "more than the 1,000,000"),
+    ],
+)
+def test_input_files_that_are_not_what_they_claim_get_one_line(tmp_path, content, message):
+    for flag in ("--hardware", "-w"):
+        bad = tmp_path / "input.json"
+        bad.write_bytes(content)
+        args = ["estimate", "-w", "llama3-8b", "--hardware", str(bad)]
+        if flag == "-w":
+            good = tmp_path / "hw.json"
+            good.write_text(json.dumps({"gpu_model": "H100 SXM", "gpu_count": 8}))
+            args = ["estimate", "-w", str(bad), "--hardware", str(good)]
+        result = fabricscope(*args)
+        assert result.returncode == 2, (flag, result.stderr[-500:])
+        [line] = result.stderr.strip().splitlines()
+        assert message in line, (flag, line)
+
+
+def test_a_byte_order_mark_is_not_content(tmp_path):
+    hw = tmp_path / "hw.json"
+    row = {"gpu_model": "H100 SXM", "gpu_count": 8, "gpus_per_node": 8}
+    hw.write_bytes(b"\xef\xbb\xbf" + json.dumps(row).encode())
+    result = fabricscope("estimate", "-w", "single-node-1b", "--hardware", str(hw))
+    assert result.returncode == 0, result.stderr

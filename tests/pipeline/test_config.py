@@ -75,3 +75,26 @@ def test_the_cli_refuses_to_start_with_one_line(tmp_path, env, args, named):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and named in lines[0]
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'warehouse = "unterminated\n', "invalid configuration file"),
+        (b"\xff\xfe not text", "not UTF-8 text"),
+    ],
+)
+def test_a_configuration_file_that_is_not_toml_is_one_line(tmp_path, content, message):
+    config = tmp_path / "fabricscope.toml"
+    config.write_bytes(content)
+    done = fabricscope("status", env={"FABRICSCOPE_CONFIG": str(config)})
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert message in line and str(config) in line
+
+
+def test_a_byte_order_mark_in_the_configuration_file_is_not_content(tmp_path, monkeypatch):
+    config = tmp_path / "fabricscope.toml"
+    config.write_bytes(b"\xef\xbb\xbfstale_after_hours = 12\n")
+    monkeypatch.setenv("FABRICSCOPE_CONFIG", str(config))
+    assert load_settings().stale_after_hours == 12

@@ -75,6 +75,8 @@ class Server:
             return 503, {}, b"service unavailable", 0
         if path == "/hang":
             return 200, html, LAMBDA_PAGE, 30
+        if path == "/huge":  # far more than any price page: 4 MB of it
+            return 200, html, LAMBDA_PAGE * (4_000_000 // len(LAMBDA_PAGE) + 1), 0
         if path.startswith("/fixtures/"):
             file = FIXTURES / path.removeprefix("/fixtures/")
             return 200, html, file.read_bytes(), 0
@@ -306,3 +308,13 @@ def test_identical_replays_publish_identical_offers(fixture_warehouse, tmp_path)
         published.append(rows)
     assert len(published[0]) > 1000
     pd.testing.assert_frame_equal(published[0], published[1])
+
+
+def test_a_response_over_the_size_cap_fails_the_source_and_keeps_its_last_good_rows(good, server):
+    before = current_rows(good, "lambda_cloud")
+    # the cap (64 MB by default) set to 1 MB here, so a 4 MB page stands for a 200 MB one
+    result, _ = crawl(good, {"lambda_cloud": server.url("/huge")}, "DOWNLOAD_MAXSIZE=1000000")
+    assert result.returncode == 0, result.stderr[-2000:]
+    run = last_run(good, "lambda_cloud")
+    assert run["status"] == "failed" and run["items_published"] == 0, run["error_text"]
+    assert current_rows(good, "lambda_cloud").equals(before)
