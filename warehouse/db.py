@@ -387,7 +387,13 @@ class SnapshotWriter:
             else:
                 self.is_new = True
             self._on_stage("copied")
-            self.con = duckdb.connect(str(self._staging))
+            try:
+                self.con = duckdb.connect(str(self._staging))
+            except duckdb.Error as exc:  # the copy of the serving file is no database
+                raise WarehouseError(
+                    f"the warehouse {self.paths.serving} cannot be opened: "
+                    f"{_first_line(exc).replace(str(self._staging), str(self.paths.serving))}"
+                ) from None
             self.con.execute("set TimeZone = 'UTC'")
             apply_migrations(self.con, self.notes)
         except BaseException:
@@ -454,6 +460,10 @@ class SnapshotWriter:
 
 
 # ----------------------------------------------------------------- schema and tests
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def apply_migrations(con: duckdb.DuckDBPyConnection, notes: list[str] | None = None) -> list[str]:

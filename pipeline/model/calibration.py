@@ -631,6 +631,10 @@ def parse_nccl_tests(text: str, *, collective: Collective | str | None = None) -
     Raises CalibrationError naming the line when the text is empty, is HTML, has no result
     table, has a row with the wrong number of columns or a non-number, or mixes several sweeps.
     """
+    if collective is not None and collective not in {c.value for c in Collective}:
+        raise CalibrationError(
+            f"unknown collective {collective!r}; one of {', '.join(c.value for c in Collective)}"
+        )
     hint = Collective(collective) if collective is not None else None
     scan = _scan(text)
     rows = scan.rows

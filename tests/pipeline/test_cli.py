@@ -374,3 +374,28 @@ def test_a_byte_order_mark_is_not_content(tmp_path):
     hw.write_bytes(b"\xef\xbb\xbf" + json.dumps(row).encode())
     result = fabricscope("estimate", "-w", "single-node-1b", "--hardware", str(hw))
     assert result.returncode == 0, result.stderr
+
+
+def test_a_damaged_warehouse_file_is_named_with_what_to_do(wh, tmp_path):
+    garbage = tmp_path / "garbage.duckdb"
+    garbage.write_bytes(bytes(range(256)) * 100)
+    truncated = tmp_path / "truncated.duckdb"
+    truncated.write_bytes(wh.read_bytes()[:300_000])
+    for path in (garbage, truncated):
+        for args in (["init"], ["status"], ["refresh", "--offline", "-s", "skypilot_hyperbolic"]):
+            done = fabricscope(*args, "--warehouse", str(path))
+            assert done.returncode in (1, 2), (args, done.stderr)
+            [line] = done.stderr.strip().splitlines()
+            assert str(path) in line and "move it aside, then rebuild it" in line, (args, line)
+    assert garbage.read_bytes() == bytes(range(256)) * 100  # left as found, for a person
+
+
+def test_an_unknown_collective_is_one_line(wh):
+    done = fabricscope(
+        "calibrate", str(ROOT / "fixtures" / "nccl_tests" / "infiniband_2n_16g_all_reduce.txt"),
+        "--provider", "p", "--fabric-class", "infiniband", "--collective", "nosuch",
+        "--warehouse", str(wh),
+    )  # fmt: skip
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert "unknown collective 'nosuch'; one of all_reduce" in line
