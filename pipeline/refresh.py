@@ -78,7 +78,7 @@ def list_sources() -> list[str]:
     return sorted(source_crons())
 
 
-# the crawl child reads this and asks the kernel to stop it (SIGTERM: it records an aborted
+# the crawl child reads this and asks the kernel to stop it (SIGHUP: it records an aborted
 # run) when this process dies, however it dies (scrapers/tools.py)
 PARENT_PID_ENV = "FABRICSCOPE_CRAWL_PARENT_PID"
 

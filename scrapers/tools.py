@@ -33,18 +33,30 @@ def spider_names() -> list[str]:
     return sorted(SpiderLoader.from_settings(get_project_settings()).list())
 
 
-def _die_with_parent() -> None:
-    """Be stopped when the process that started this crawl dies, so a crawl never runs on
-    (and publishes) without it: SIGTERM, which Scrapy turns into a graceful stop recorded as
-    an aborted run. Linux's PR_SET_PDEATHSIG; elsewhere nothing is set."""
+def _die_with_parent(process: CrawlerProcess) -> None:
+    """Stop gracefully when the process that started this crawl dies, so a crawl never runs
+    on (and publishes) without it: the kernel sends SIGHUP (Linux's PR_SET_PDEATHSIG) and the
+    crawl stops as at a shutdown, its runs recorded aborted. SIGHUP, not SIGTERM: Scrapy takes
+    a second SIGTERM as "stop now, record nothing". Elsewhere than Linux nothing is set."""
     expected = os.environ.get("FABRICSCOPE_CRAWL_PARENT_PID")
     if not expected or not sys.platform.startswith("linux"):
         return
     import ctypes
 
+    stopping: list[bool] = []
+
+    def stop(*_: object) -> None:
+        if not stopping:  # once, however many times it comes
+            stopping.append(True)
+            # imported here: by now Scrapy has installed the reactor it asked for
+            from twisted.internet import reactor
+
+            reactor.callFromThread(process.stop)  # type: ignore[attr-defined]
+
+    signal.signal(signal.SIGHUP, stop)
     pr_set_pdeathsig = 1
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    libc.prctl(pr_set_pdeathsig, signal.SIGHUP, 0, 0, 0)
     if os.getppid() != int(expected):  # the parent died before the request took effect
         raise SystemExit("the refresh that started this crawl has already ended")
 
@@ -58,7 +70,6 @@ def crawl(
     start_urls: dict[str, list[str]] | None = None,
 ) -> int:
     """Crawl the sources in one process; each publishes its own run when it closes."""
-    _die_with_parent()
     unknown = sorted(set(sources) - set(spider_names()))
     if unknown:
         print(f"unknown source(s): {', '.join(unknown)}", file=sys.stderr)
@@ -77,6 +88,7 @@ def crawl(
         priority="cmdline",
     )
     process = CrawlerProcess(settings)
+    _die_with_parent(process)
     for source in sources:
         urls = (start_urls or {}).get(source)
         process.crawl(source, **({"start_urls": urls} if urls else {}))
