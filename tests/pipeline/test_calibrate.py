@@ -198,3 +198,19 @@ def test_a_latency_is_read_only_at_the_reference_shape():
     assert latency_multiplier(REFERENCE_ALPHA_US * 2, 32, 4) is None
     assert latency_multiplier(None, 16, 2) is None
     assert latency_multiplier(float("nan"), 16, 2) is None
+
+
+def test_a_bus_bandwidth_no_link_reaches_is_not_stored(tmp_path):
+    from pipeline.calibrate import MAX_BUSBW_GBYTES_S, fit_upload
+    from pipeline.model.calibration import CalibrationError
+
+    text = (ROOT / "fixtures" / "nccl_tests" / "infiniband_2n_16g_all_reduce.txt").read_text()
+    lines = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 13 and parts[0].isdigit():  # a result row: sizes 100,000x, same times
+            line = line.replace(parts[0], str(int(parts[0]) * 100_000), 1)
+            line = line.replace(parts[1], str(int(parts[1]) * 100_000), 1)
+        lines.append(line)
+    with pytest.raises(CalibrationError, match=f"reaches {MAX_BUSBW_GBYTES_S:g} GB/s"):
+        fit_upload("\n".join(lines), "p", "infiniband")
