@@ -482,6 +482,7 @@ def _refresh_with_progress(
             offline=offline,
             record=record,
             on_event=show,
+            timeout_s=settings.schedule.crawl_timeout_s,  # the same hard wall-clock
         )
 
 

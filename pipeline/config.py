@@ -101,7 +101,12 @@ class ScheduleSettings(BaseModel):
     misfire_grace_s: int = Field(
         default=1800, ge=1, le=86400, description="a fire this late still runs (then coalesced)"
     )
-    crawl_timeout_s: float = Field(default=1800, gt=0, le=24 * 3600)
+    crawl_timeout_s: float = Field(
+        default=1800,
+        gt=0,
+        le=24 * 3600,
+        description="a crawl's hard wall-clock, scheduled or `fabricscope refresh` alike",
+    )
     shutdown_grace_s: float = Field(
         default=30, ge=0, le=3600, description="on SIGTERM: let a running crawl finish this long"
     )

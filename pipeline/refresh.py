@@ -7,18 +7,22 @@ Each source publishes its own run; this module reads the crawl's JSON events.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pipeline.locks import LockHeld, ProcessLock, refresh_lock_path
-from warehouse.db import PublishResult, read_frame
+from warehouse.db import PublishResult, WarehouseError, read_frame
 from warehouse.load import init_warehouse
 
 _ROOT = Path(__file__).resolve().parent.parent
@@ -137,8 +141,12 @@ def refresh(
     record: bool = False,
     on_event: Callable[[SourceOutcome], None] | None = None,
     extra_args: Sequence[str] = (),
+    timeout_s: float | None = None,
 ) -> list[SourceOutcome]:
     """Crawl ``sources`` (all of them if empty); every source publishes its own run.
+
+    ``timeout_s``: the crawl's hard wall-clock; past it the crawl is stopped (SIGTERM, then
+    SIGKILL 10 s later) and every source it had not finished is recorded failed.
 
     One refresh at a time per warehouse: the refresh lock is held from before the crawl until
     it ends (RefreshBusy, at once, if another refresh or ``fabricscope schedule`` holds it)."""
@@ -152,7 +160,7 @@ def refresh(
     try:
         with ProcessLock(refresh_lock_path(warehouse), "fabricscope refresh"):
             return _refresh_locked(
-                warehouse, data_dir, chosen, offline, record, on_event, extra_args
+                warehouse, data_dir, chosen, offline, record, on_event, extra_args, timeout_s
             )
     except LockHeld as held:
         raise RefreshBusy(
@@ -170,6 +178,7 @@ def _refresh_locked(
     record: bool,
     on_event: Callable[[SourceOutcome], None] | None,
     extra_args: Sequence[str],
+    timeout_s: float | None,
 ) -> list[SourceOutcome]:
     ensure_warehouse(warehouse)
     outcomes = {source: SourceOutcome(source) for source in chosen}
@@ -183,28 +192,83 @@ def _refresh_locked(
         offline=offline,
         log_name="refresh",
         extra_args=[*extra_args, *(["--record"] if record else [])],
+        new_session=True,  # a signal to its group reaches the whole crawl
     )
+    started_at = datetime.now(UTC)
+    timed_out = threading.Event()
+    watchdog = None
+    if timeout_s is not None:
+        watchdog = threading.Timer(timeout_s, _stop_crawl, (process, timed_out))
+        watchdog.daemon = True
+        watchdog.start()
+    run_ids: dict[str, str] = {}
     assert process.stdout is not None
-    for line in process.stdout:
-        event = _event(line)
-        if event is None or event.get("source") not in outcomes:
-            continue
-        outcome = outcomes[event["source"]]
-        if event["event"] == "closed":
-            _close(outcome, event)
-        if on_event:
-            on_event(outcome)
-    code = process.wait()
+    try:
+        for line in process.stdout:
+            event = _event(line)
+            if event is None or event.get("source") not in outcomes:
+                continue
+            outcome = outcomes[event["source"]]
+            if event["event"] == "opened" and event.get("run_id"):
+                run_ids[outcome.source] = str(event["run_id"])
+            if event["event"] == "closed":
+                _close(outcome, event)
+            if on_event:
+                on_event(outcome)
+        code = process.wait()
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
     unfinished = [o for o in outcomes.values() if o.status == "running"]
     for outcome in unfinished:
         outcome.status = "failed"
         outcome.error = (
-            f"the crawl process ended (exit {code}) before this source finished; see {log_path}"
+            f"timed out after {timeout_s:g} s: the crawl was stopped; see {log_path}"
+            if timed_out.is_set()
+            else f"the crawl process ended (exit {code}) before this source finished; "
+            f"see {log_path}"
         )
         outcome.seconds = time.monotonic() - outcome.started
+        _record_unfinished(warehouse, outcome, run_ids.get(outcome.source), started_at, offline)
         if on_event:
             on_event(outcome)
     return list(outcomes.values())
+
+
+def _stop_crawl(process: subprocess.Popen[str], timed_out: threading.Event) -> None:
+    """The hard wall-clock: SIGTERM to the crawl's group, SIGKILL 10 s later if need be."""
+    timed_out.set()
+    for which, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 0.0)):
+        if process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, which)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=grace or None)
+
+
+def _record_unfinished(
+    warehouse: Path,
+    outcome: SourceOutcome,
+    run_id: str | None,
+    started_at: datetime,
+    offline: bool,
+) -> None:
+    """A source the crawl never closed gets its run in the ledger here, failed, no rows."""
+    from warehouse.load import RunBatch, RunRecord, new_run_id, publish_run
+    from warehouse.models import RunMode, RunStatus
+
+    record = RunRecord(
+        run_id=run_id or new_run_id(outcome.source),
+        source=outcome.source,
+        mode=RunMode.REPLAY if offline else RunMode.LIVE,
+        started_at=started_at,
+        finished_at=datetime.now(UTC),
+        status=RunStatus.FAILED,
+        error_text=outcome.error,
+    )
+    with contextlib.suppress(WarehouseError):  # the outcome still says it, on screen
+        publish_run(warehouse, RunBatch(record, None), lock_wait_s=30.0)
 
 
 def _event(line: str) -> dict[str, Any] | None:

@@ -144,3 +144,33 @@ def test_killing_the_refresh_stops_its_crawl_which_records_an_aborted_run(tmp_pa
     assert recorded["status"].tolist() == ["aborted"], recorded
     _, offers = read_frame(warehouse, "select count(*) as n from offers_current")
     assert int(offers["n"].iloc[0]) == 0, "nothing partial is published"
+
+
+def test_a_refresh_past_its_wall_clock_is_stopped_and_recorded_failed(tmp_path):
+    from pipeline.refresh import refresh
+
+    server = Server()
+    server.thread.start()
+    warehouse = tmp_path / "data" / "warehouse.duckdb"
+    init_warehouse(warehouse)
+    try:
+        [outcome] = refresh(
+            warehouse,
+            tmp_path / "data",
+            ["lambda_cloud"],
+            offline=False,
+            extra_args=["--start-url", f"lambda_cloud={server.url('/hang')}"],  # answers at 30 s
+            timeout_s=2.0,
+        )
+    finally:
+        server.httpd.shutdown()
+    # stopped at the deadline; the page answers only at 30 s, so the graceful stop cannot
+    # finish either and the crawl is killed 10 s later: this process records the run
+    assert outcome.status == "failed" and "timed out after 2 s" in outcome.error
+    _, recorded = read_frame(
+        warehouse, "select status, error_text from scrape_runs where source = 'lambda_cloud'"
+    )
+    assert recorded["status"].tolist() == ["failed"], recorded
+    assert "timed out after 2 s" in recorded["error_text"].iloc[0]
+    _, offers = read_frame(warehouse, "select count(*) as n from offers_current")
+    assert int(offers["n"].iloc[0]) == 0
