@@ -18,7 +18,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-import duckdb
 import typer
 from pydantic import ValidationError
 from rich.console import Console
@@ -546,7 +545,7 @@ def parse(
     )
     if parsed.get("error"):
         summary += f"; {parsed['error']}"
-    err.print(summary, markup=False, highlight=False)
+    err.print(summary)
     if parsed["status"] != "ok":
         raise typer.Exit(1)
 
@@ -900,33 +899,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # Click ends every standalone run this way
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except UserError as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False)
+        err.print(f"error: {exc}")
         return exc.code
     except ConfigError as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False)
+        err.print(f"error: {exc}")
         return 2
     except WarehouseError as exc:
-        err.print(f"error: {exc}{_damaged_hint(str(exc))}", markup=False, highlight=False)
-        return 1
-    except duckdb.Error as exc:  # the file itself, read where no caller expected trouble
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        err.print(f"error: the warehouse: {first}{_damaged_hint(first)}")
+        err.print(f"error: {exc}")
         return 1
     return 0
-
-
-# DuckDB's words for a file that is not (or no longer) a whole database
-_DAMAGED = ("not a valid DuckDB database", "Could not read enough bytes", "checksum")
-
-
-def _damaged_hint(message: str) -> str:
-    if not any(word in message for word in _DAMAGED):
-        return ""
-    return (
-        "; the file is damaged or not a warehouse: move it aside, then rebuild it "
-        "(`fabricscope init` and `fabricscope refresh`) or restore a Parquet export "
-        "(docs/OPERATIONS.md)"
-    )
 
 
 if __name__ == "__main__":

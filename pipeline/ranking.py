@@ -62,23 +62,27 @@ UNKNOWN_GBPS_PER_GPU: tuple[float, float] = (50.0, 400.0)
 # https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth). Its better end is one
 # 400G NIC per GPU, as above.
 UNKNOWN_GBPS_PER_NODE_WORST = 32.0
-# What a fabric class really carries per node, for the "what if this offer had fabric X"
-# view when the offer does not state that class's bandwidth: 8-GPU nodes as documented.
-WHAT_IF_GBPS_PER_NODE: dict[str, tuple[float, str]] = {
-    # "For A2 and G2 accelerator-optimized instances, you can get a maximum network
-    # bandwidth of up to 100 Gbps" (Google, gpu-network-bandwidth): TCP on a front-end NIC
-    "ethernet": (100.0, "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth"),
-    # A3 High (GPUDirect-TCPX): "1,000 Gbps" max total bandwidth (same page)
-    "tcpx": (1000.0, "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth"),
-    # 8 x 400G ConnectX-7 per 8-GPU node: Azure ND H100 v5 ("8x 400G ConnectX-7 NDR
-    # InfiniBand HCAs"), Google A3 Ultra / A4 RoCE ("eight CX7 NICs deliver a total network
-    # bandwidth of 3,200 Gbps"), AWS p5 EFA (3,200 Gbps)
-    "infiniband": (3200.0, "https://learn.microsoft.com/azure/virtual-machines/nd-h100-v5-series"),
-    "roce": (3200.0, "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth"),
-    "efa": (3200.0, "https://aws.amazon.com/ec2/instance-types/p5/"),
-    # prior: the same NIC count as the RDMA classes above (no class-wide figure published)
-    "spectrum_x": (3200.0, "prior: 8 x 400G per node, as the RDMA classes above"),
-    "ultra_ethernet": (3200.0, "prior: 8 x 400G per node, as the RDMA classes above"),
+# What a fabric class really carries per node (Gb/s), for the "what if this offer had fabric X"
+# view when the offer does not state that class's bandwidth; 8-GPU nodes as their providers
+# document them:
+# - ethernet: "For A2 and G2 accelerator-optimized instances, you can get a maximum network
+#   bandwidth of up to 100 Gbps" (TCP on front-end NICs), and tcpx: A3 High (GPUDirect-TCPX)
+#   "1,000 Gbps" max total bandwidth, both https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth;
+# - roce: Google A3 Ultra / A4 "The eight CX7 NICs deliver a total network bandwidth of
+#   3,200 Gbps" (the same page);
+# - infiniband: Azure ND H100 v5 "3.2Tb/s of interconnect bandwidth per VM" (MicrosoftDocs
+#   azure-docs, nd-h100-v5-series-summary.md, as in scrapers/curated/fabric_facts.csv);
+# - efa: AWS p5.48xlarge, instance-network-bandwidth 3200 (aws/karpenter-provider-aws's
+#   instance-type reference, the same CSV);
+# - spectrum_x, ultra_ethernet: prior, the same eight 400G NICs (no class-wide figure found).
+WHAT_IF_GBPS_PER_NODE: dict[str, float] = {
+    "ethernet": 100.0,
+    "tcpx": 1000.0,
+    "roce": 3200.0,
+    "infiniband": 3200.0,
+    "efa": 3200.0,
+    "spectrum_x": 3200.0,
+    "ultra_ethernet": 3200.0,
 }
 # An HGX baseboard carries 8 SXM GPUs: a per-GPU price for an SXM listing is a slice of one.
 HGX_GPUS_PER_NODE = 8
@@ -651,7 +655,7 @@ def _plan(
     elif request.fabric_override:
         what_if = request.fabric_override
         if not (gbps and stated == what_if):  # the offer's own figure is for its own class
-            gbps = WHAT_IF_GBPS_PER_NODE[what_if][0] / per_node
+            gbps = WHAT_IF_GBPS_PER_NODE[what_if] / per_node
         ends = ((what_if, gbps), (what_if, gbps))
         label = f"{what_if} at {gbps:g} Gb/s per GPU (what if)"
     else:

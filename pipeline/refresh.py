@@ -229,7 +229,10 @@ def _refresh_locked(
             f"see {log_path}"
         )
         outcome.seconds = time.monotonic() - outcome.started
-        _record_unfinished(warehouse, outcome, run_ids.get(outcome.source), started_at, offline)
+        with contextlib.suppress(WarehouseError):  # the outcome still says it, on screen
+            record_unfinished(
+                warehouse, outcome, run_ids.get(outcome.source), started_at, offline, 30.0
+            )
         if on_event:
             on_event(outcome)
     return list(outcomes.values())
@@ -247,14 +250,16 @@ def _stop_crawl(process: subprocess.Popen[str], timed_out: threading.Event) -> N
             process.wait(timeout=grace or None)
 
 
-def _record_unfinished(
+def record_unfinished(
     warehouse: Path,
     outcome: SourceOutcome,
     run_id: str | None,
     started_at: datetime,
     offline: bool,
+    lock_wait_s: float,
 ) -> None:
-    """A source the crawl never closed gets its run in the ledger here, failed, no rows."""
+    """A run the crawl never recorded (killed, timed out, died) enters the ledger here with
+    the outcome's status and error and no rows. Raises WarehouseError if it cannot."""
     from warehouse.load import RunBatch, RunRecord, new_run_id, publish_run
     from warehouse.models import RunMode, RunStatus
 
@@ -264,11 +269,10 @@ def _record_unfinished(
         mode=RunMode.REPLAY if offline else RunMode.LIVE,
         started_at=started_at,
         finished_at=datetime.now(UTC),
-        status=RunStatus.FAILED,
+        status=RunStatus(outcome.status),
         error_text=outcome.error,
     )
-    with contextlib.suppress(WarehouseError):  # the outcome still says it, on screen
-        publish_run(warehouse, RunBatch(record, None), lock_wait_s=30.0)
+    publish_run(warehouse, RunBatch(record, None), lock_wait_s=lock_wait_s)
 
 
 def _event(line: str) -> dict[str, Any] | None:

@@ -49,14 +49,14 @@ from pipeline.refresh import (
     _close,
     _event,
     ensure_warehouse,
+    record_unfinished,
     source_crons,
     start_crawl,
 )
 from pipeline.status import freshness_report
 from warehouse.db import WarehouseError, read_frame
 from warehouse.export import export_parquet
-from warehouse.load import RunBatch, RunRecord, new_run_id, publish_run
-from warehouse.models import RunMode, RunStatus
+from warehouse.models import RunStatus
 
 log = logging.getLogger("fabricscope.schedule")
 
@@ -343,20 +343,14 @@ class Runner:
                 _close(active.outcome, event)
 
     def _record(self, job: SourceJob, active: _Active, outcome: SourceOutcome) -> None:
-        record = RunRecord(
-            run_id=active.run_id or new_run_id(job.source),
-            source=job.source,
-            mode=RunMode.REPLAY if self.offline else RunMode.LIVE,
-            started_at=active.started_at,
-            finished_at=datetime.now(UTC),
-            status=RunStatus(outcome.status),
-            error_text=outcome.error,
-        )
         try:
-            publish_run(
+            record_unfinished(
                 self.settings.warehouse,
-                RunBatch(record, None),
-                lock_wait_s=self.settings.lock_wait_s,
+                outcome,
+                active.run_id,
+                active.started_at,
+                self.offline,
+                self.settings.lock_wait_s,
             )
         except WarehouseError as exc:
             log.error("%s: could not record the %s run: %s", job.source, outcome.status, exc)

@@ -14,6 +14,7 @@ import fcntl
 import hashlib
 import logging
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -101,6 +102,27 @@ def _sql_files(directory: Path) -> list[Path]:
 # --------------------------------------------------------------------------- reads
 
 
+def first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+# DuckDB's words for a file that is not (or no longer) a whole database
+_DAMAGED = ("not a valid DuckDB database", "Could not read enough bytes", "checksum")
+
+
+def damaged(path: Path, exc: duckdb.Error) -> WarehouseError | None:
+    """The error to raise if ``exc`` says the warehouse file itself is damaged, else None."""
+    # a writer reads the file through its staging copy: name the file the person knows
+    message = re.sub(re.escape(str(path)) + r"\.staging-[\w-]+", str(path), first_line(exc))
+    if not any(word in message for word in _DAMAGED):
+        return None
+    return WarehouseError(
+        f"the warehouse {path} is damaged or not a warehouse ({message}): move it aside, then "
+        "rebuild it (`fabricscope init` and `fabricscope refresh`) or restore a Parquet "
+        "export (docs/OPERATIONS.md)"
+    )
+
+
 def _open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     if not path.exists():
         raise WarehouseMissingError(
@@ -109,7 +131,9 @@ def _open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     try:
         con = duckdb.connect(str(path), read_only=True)
     except duckdb.Error as exc:
-        raise WarehouseError(f"cannot open the warehouse {path} read-only: {exc}") from exc
+        raise damaged(path, exc) or WarehouseError(
+            f"cannot open the warehouse {path} read-only: {exc}"
+        ) from exc
     con.execute("set TimeZone = 'UTC'")
     return con
 
@@ -128,10 +152,16 @@ def _snapshot_info(con: duckdb.DuckDBPyConnection) -> SnapshotInfo:
 def read_connection(
     path: Path,
 ) -> Iterator[tuple[duckdb.DuckDBPyConnection, SnapshotInfo]]:
-    """A read-only connection to the serving snapshot and which snapshot it is."""
+    """A read-only connection to the serving snapshot and which snapshot it is. A read that
+    finds the file damaged raises WarehouseError saying so."""
     con = _open_read_only(path)
     try:
         yield con, _snapshot_info(con)
+    except duckdb.IOException as exc:
+        found = damaged(path, exc)
+        if found is None:
+            raise
+        raise found from exc
     finally:
         con.close()
 
@@ -390,19 +420,30 @@ class SnapshotWriter:
             try:
                 self.con = duckdb.connect(str(self._staging))
             except duckdb.Error as exc:  # the copy of the serving file is no database
-                raise WarehouseError(
-                    f"the warehouse {self.paths.serving} cannot be opened: "
-                    f"{_first_line(exc).replace(str(self._staging), str(self.paths.serving))}"
+                raise damaged(self.paths.serving, exc) or WarehouseError(
+                    f"the warehouse {self.paths.serving} cannot be opened: {first_line(exc)}"
                 ) from None
             self.con.execute("set TimeZone = 'UTC'")
             apply_migrations(self.con, self.notes)
+        except duckdb.IOException as exc:  # read through the copy: the file itself is damaged
+            self._discard()
+            found = damaged(self.paths.serving, exc)
+            if found is None:
+                raise
+            raise found from exc
         except BaseException:
             self._discard()
             raise
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         self._discard()
+        if isinstance(exc, duckdb.IOException):
+            found = damaged(self.paths.serving, exc)
+            if found is not None:
+                raise found from exc
 
     def _discard(self) -> None:
         if self.con is not None:
@@ -460,10 +501,6 @@ class SnapshotWriter:
 
 
 # ----------------------------------------------------------------- schema and tests
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def apply_migrations(con: duckdb.DuckDBPyConnection, notes: list[str] | None = None) -> list[str]:

@@ -27,7 +27,13 @@ from typing import Any
 
 import duckdb
 
-from warehouse.db import SnapshotInfo, WarehouseError, WarehouseMissingError
+from warehouse.db import (
+    SnapshotInfo,
+    WarehouseError,
+    WarehouseMissingError,
+    damaged,
+    first_line,
+)
 
 # Statement types a console accepts; DESCRIBE, SHOW, SUMMARIZE and FROM-first
 # queries parse as SELECT.
@@ -121,7 +127,7 @@ def check_statement(sql: str) -> str:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
-        raise QueryFailed(f"the query does not parse: {_first_line(exc)}") from exc
+        raise QueryFailed(f"the query does not parse: {first_line(exc)}") from exc
     if len(statements) != 1:
         raise QueryRefused(f"one statement at a time, please (got {len(statements)})")
     statement = statements[0]
@@ -172,10 +178,6 @@ def _check_functions(sql: str) -> None:
             f"{denied[0]}() is not allowed in the SQL console: it reveals the server's "
             "settings or paths, or reads files; query the warehouse's tables and views"
         )
-
-
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def _connect_locked(path: Path, limits: QueryLimits) -> duckdb.DuckDBPyConnection:
@@ -302,8 +304,8 @@ def _run_here(path: Path, statement: str, limits: QueryLimits) -> QueryResult:
             ) from None
         except duckdb.Error as exc:
             if "read-only" in str(exc) or "configuration has been locked" in str(exc):
-                raise QueryRefused(f"not allowed in the SQL console: {_first_line(exc)}") from None
-            raise QueryFailed(_first_line(exc)) from None
+                raise QueryRefused(f"not allowed in the SQL console: {first_line(exc)}") from None
+            raise damaged(path, exc) or QueryFailed(first_line(exc)) from None
     finally:
         timer.cancel()
         con.close()

@@ -350,7 +350,7 @@ def test_the_what_if_uses_the_bandwidth_that_fabric_really_has():
     offers = pd.DataFrame([synthetic_offer("ib", "infiniband", 2.5)])  # 400 Gb/s per GPU
     job = request("llama3-70b", "512")
     as_ethernet = rank_offers(offers, job).what_if("ethernet").offers.iloc[0]
-    gbps, _ = WHAT_IF_GBPS_PER_NODE["ethernet"]
+    gbps = WHAT_IF_GBPS_PER_NODE["ethernet"]
     assert f"ethernet at {gbps / 8:g} Gb/s per GPU (what if)" == as_ethernet["fabric_estimated_as"]
     same = rank_offers(offers, job).what_if("infiniband").offers.iloc[0]
     assert "infiniband at 400 Gb/s per GPU" in same["fabric_estimated_as"]  # its own figure
