@@ -61,8 +61,8 @@ class SkyPilotCatalog:
 
     Hooks: ``skip_reason`` (rows that are no GPU offer, counted), ``prices`` (which
     columns are real prices), ``gpu_count``, ``gpu_memory_gb`` (per GPU, in GB),
-    ``provider_of`` (for a broker, the cloud behind a row), ``host`` (vCPUs, RAM),
-    ``region_of``.
+    ``provider_of`` (for a broker, the cloud behind a row: or just set
+    ``broker_providers``), ``host`` (vCPUs, RAM), ``region_of``.
 
     Zoned catalogs (AWS, GCP, OCI list one row per availability zone or domain): set
     ``zone_column`` to the column naming the zone. The whole file is then read first
@@ -88,12 +88,16 @@ class SkyPilotCatalog:
         }
     )
     zone_column: ClassVar[str | None] = None
+    # a broker's catalog: InstanceType prefix -> provider slug (see ``provider_of``)
+    broker_providers: ClassVar[dict[str, str]] = {}
+    broker_separator: ClassVar[str] = "_"
     # AcceleratorName values that are accelerators but no GPUs although ``GpuInfo``
     # describes them (a row with an empty ``GpuInfo`` is no GPU in any catalog)
     # Intel Gaudi (AWS dl1's "Gaudi HL-205", Shadeform's "GAUDI2") is an AI accelerator with
     # its own software stack, not a GPU: skipped in every catalog alike
     not_gpus: ClassVar[frozenset[str]] = frozenset({"Gaudi HL-205", "GAUDI2"})
     crawler: Any
+    name: str
     _zone_rows: list[dict[str, str]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -199,7 +203,17 @@ class SkyPilotCatalog:
         return round(size / MIB_PER_GIB, 2) if size else None
 
     def provider_of(self, row: dict[str, str]) -> str | None:
-        return None  # the spider's item_attributes say whose catalog it is
+        """A broker's row (``broker_providers`` set): the cloud its ``InstanceType`` prefix
+        names, before ``broker_separator``; a prefix not listed is not guessed (None, so
+        validation drops the row), counted per prefix. Otherwise None: the spider's
+        item_attributes say whose catalog it is."""
+        if not self.broker_providers:
+            return None
+        prefix = row["InstanceType"].split(self.broker_separator, 1)[0]
+        provider = self.broker_providers.get(prefix)
+        if provider is None:
+            self.crawler.stats.inc_value(f"fabricscope/{self.name}/unknown_prefix/{prefix}")
+        return provider
 
     def host(self, row: dict[str, str]) -> tuple[str | None, str | None]:
         return row["vCPUs"], row["MemoryGiB"]

@@ -60,6 +60,8 @@ class SkypilotPrimeintellectSpider(SkyPilotCatalog, CsvCatalogSpider):
         "price_basis": "per_instance",
         "obtained_by": "catalog",
     }
+    broker_providers = PROVIDERS
+    broker_separator = "__"
 
     def zone_rows(self, rows: list[dict[str, str]]) -> Iterator[dict[str, str]]:
         for row in rows:
@@ -69,13 +71,6 @@ class SkypilotPrimeintellectSpider(SkyPilotCatalog, CsvCatalogSpider):
                 base = row["InstanceType"].removesuffix(SPOT_SUFFIX)
                 row = {**row, "InstanceType": base, "Price": ""}  # its spot price only
             yield row
-
-    def provider_of(self, row: dict[str, str]) -> str | None:
-        prefix = row["InstanceType"].split("__", 1)[0]
-        provider = PROVIDERS.get(prefix)
-        if provider is None:
-            self.crawler.stats.inc_value(f"fabricscope/primeintellect/unknown_prefix/{prefix}")
-        return provider
 
     def gpu_memory_gb(self, row: dict[str, str]) -> float | None:
         total = size_in_mib(row)

@@ -33,13 +33,7 @@ class SkypilotShadeformSpider(SkyPilotCatalog, CsvCatalogSpider):
         "price_basis": "per_instance",
         "obtained_by": "catalog",
     }
-
-    def provider_of(self, row: dict[str, str]) -> str | None:
-        prefix = row["InstanceType"].split("_", 1)[0]
-        provider = PROVIDERS.get(prefix)
-        if provider is None:
-            self.crawler.stats.inc_value(f"fabricscope/shadeform/unknown_prefix/{prefix}")
-        return provider
+    broker_providers = PROVIDERS
 
     def gpu_memory_gb(self, row: dict[str, str]) -> float | None:
         return size_in_mib(row)  # already GB, whatever the key says
