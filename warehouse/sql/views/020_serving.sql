@@ -168,19 +168,9 @@ select
     f.fabric_gbps_per_gpu,
     f.rdma,
     f.gpudirect_rdma,
-    -- true, false or NULL (unknown), with its reason: a stated fact wins; a marketplace host
-    -- or a single-GPU instance is no cluster unless a source says so (a per-GPU price on an
+    -- why the offer can form a cluster or not: a stated fact wins; a marketplace host or a
+    -- single-GPU instance is no cluster unless a source says so (a per-GPU price on an
     -- SXM/superchip listing is a slice of a whole node, so it stays unknown)
-    case
-        when f.multi_node is not null then f.multi_node
-        when p.kind = 'marketplace' then false
-        when o.gpu_count = 1
-            and not (
-                coalesce(g.form_factor, '') in ('sxm', 'superchip')
-                and o.price_basis in ('per_gpu', 'gpu_only_host_extra')
-            )
-            then false
-    end as multi_node,
     case
         when f.multi_node then 'multi-node stated by ' || f.fabric_source_url
         when not f.multi_node then 'single-node only, per ' || f.fabric_source_url
@@ -194,6 +184,11 @@ select
             then 'a single-GPU instance: no source states cluster networking for it'
         else 'not stated by any source'
     end as multi_node_reason,
+    -- true, false or NULL (unknown), following that reason
+    case
+        when f.multi_node is not null then f.multi_node
+        when multi_node_reason <> 'not stated by any source' then false
+    end as multi_node,
     f.max_cluster_gpus,
     f.intra_node_link,
     f.fabric_fact_instance_type,
