@@ -26,7 +26,7 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.project import get_project_settings
 
-from scrapers.pipelines.anomaly import MEDIANS_SETTING, medians_setting, reference_medians
+from scrapers.pipelines.anomaly import REFERENCE_SETTING, reference_prices, reference_setting
 
 
 def spider_names() -> list[str]:
@@ -76,13 +76,13 @@ def crawl(
         return 2
     settings = get_project_settings()
     # every source compares its prices with the snapshot as it was before this crawl
-    medians = reference_medians(Path(settings.get("FABRICSCOPE_WAREHOUSE", "")))
+    reference = reference_prices(Path(settings.get("FABRICSCOPE_WAREHOUSE", "")))
     settings.setdict(
         {
             "FABRICSCOPE_REPLAY_ENABLED": offline,
             "FABRICSCOPE_RECORD_ENABLED": record,
             "FABRICSCOPE_EVENTS_ENABLED": True,
-            MEDIANS_SETTING: medians_setting(medians),
+            REFERENCE_SETTING: reference_setting(reference),
             **(overrides or {}),
         },
         priority="cmdline",

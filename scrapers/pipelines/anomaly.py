@@ -1,10 +1,16 @@
-"""Quarantine prices far from what the last good snapshot says that GPU costs.
+"""Quarantine a price that jumped far from what the same offer last cost.
 
-A per-GPU-hour price more than 3x, or under 1/3 of, the median for the same GPU
-model and tier in the serving snapshot is kept aside with its reason, not
-published. With fewer than 3 reference prices there is nothing to compare with.
-Whatever the GPU, known or not, a price per GPU-hour above ``MAX_USD_PER_GPU_HOUR``
-is no price (a parsing slip, a placeholder, 1e308) and is kept aside too.
+A per-GPU-hour price more than 3x, or under 1/3 of, the price the serving snapshot holds
+for the same offer (source, provider, instance type, region and tier) is kept aside with
+its reason, not published: a price that moves that far between two runs is far likelier a
+parsing slip (a per-GPU price read as per-node, a currency or unit change) than a real
+change, and the operator sees both figures. Prices are not compared across providers: the
+market is wider than 3x for the same GPU (a marketplace L40S at 0.60 USD against a cloud's
+2.76 median; an AWS T4 whose host is 96 vCPUs), and a check that compared them would publish
+different offers on a first refresh (no history) and on the next. An offer seen for the first
+time has nothing to compare with. Whatever the GPU, known or not, a price per GPU-hour above
+``MAX_USD_PER_GPU_HOUR`` is no price (a parsing slip, a placeholder, 1e308) and is kept
+aside too.
 """
 
 from __future__ import annotations
@@ -20,48 +26,63 @@ from warehouse.load import QuarantinedItem
 from warehouse.models import FabricFact, Offer, utc_now
 
 FACTOR = 3.0
-MIN_REFERENCE_PRICES = 3
 # The dearest GPU-hour in the recorded catalogs is 18 USD (Oracle's GB300 shape); no cloud
 # lists one at 500, so above that is a slip, never a price, whatever the GPU.
 MAX_USD_PER_GPU_HOUR = 500.0
 
+OfferKey = tuple[str, str, str, str, str]  # source, provider, instance type, region, tier
 
-# The medians every spider of one crawl compares with, read once before any of them publishes
+# The prices every spider of one crawl compares with, read once before any of them publishes
 # (scrapers/tools.py): a source compared with a snapshot its siblings are still changing
 # would quarantine differently from run to run.
-MEDIANS_SETTING = "FABRICSCOPE_ANOMALY_MEDIANS"
+REFERENCE_SETTING = "FABRICSCOPE_ANOMALY_REFERENCE"
 
 
-def reference_medians(path: Path) -> dict[tuple[str, str], float]:
-    """Median USD per GPU-hour per (GPU model, tier) in the serving snapshot."""
+def offer_key(item: Offer) -> OfferKey:
+    return (
+        item.source,
+        item.provider,
+        item.instance_type,
+        item.region or "",
+        item.pricing_tier.value,
+    )
+
+
+def reference_prices(path: Path) -> dict[OfferKey, float]:
+    """USD per GPU-hour of each offer in the serving snapshot (its median, should one
+    source list the same offer twice)."""
     if not path.is_file():
         return {}
     try:
         _, frame = read_frame(
             path,
-            "select gpu_model, pricing_tier, median(price_usd_per_gpu_hour) as median "
-            "from offers_current where gpu_model is not null "
-            "group by all having count(*) >= ?",
-            [MIN_REFERENCE_PRICES],
+            "select source, provider, instance_type, coalesce(region, '') as region, "
+            "pricing_tier, median(price_usd_per_gpu_hour) as price "
+            "from offers_current group by all",
         )
     except WarehouseError:
         return {}
-    return {(row.gpu_model, row.pricing_tier): float(row.median) for row in frame.itertuples()}
+    return {
+        (row.source, row.provider, row.instance_type, row.region, row.pricing_tier): float(
+            row.price
+        )
+        for row in frame.itertuples()
+    }
 
 
-def medians_setting(medians: dict[tuple[str, str], float]) -> str:
-    return json.dumps([[model, tier, value] for (model, tier), value in sorted(medians.items())])
+def reference_setting(prices: dict[OfferKey, float]) -> str:
+    return json.dumps([[*key, value] for key, value in sorted(prices.items())])
 
 
 class AnomalyPipeline(FabricscopePipeline):
-    medians: dict[tuple[str, str], float]
+    reference: dict[OfferKey, float]
 
     def open_spider(self) -> None:
-        given = self.crawler.settings.get(MEDIANS_SETTING)
+        given = self.crawler.settings.get(REFERENCE_SETTING)
         if given is not None:  # fixed for the whole crawl
-            self.medians = {(m, t): float(v) for m, t, v in json.loads(given)}
+            self.reference = {tuple(row[:5]): float(row[5]) for row in json.loads(given)}
             return
-        self.medians = reference_medians(
+        self.reference = reference_prices(
             Path(self.crawler.settings.get("FABRICSCOPE_WAREHOUSE", ""))
         )
 
@@ -75,19 +96,17 @@ class AnomalyPipeline(FabricscopePipeline):
                 f"{item.price_usd_per_gpu_hour:.4g} USD/GPU-h is above the "
                 f"{MAX_USD_PER_GPU_HOUR:g} no cloud lists",
             )
-        if item.gpu_model is None:
+        last = self.reference.get(offer_key(item))
+        if last is None:
             return item
-        median = self.medians.get((item.gpu_model, item.pricing_tier.value))
-        if median is None:
-            return item
-        ratio = item.price_usd_per_gpu_hour / median
+        ratio = item.price_usd_per_gpu_hour / last
         if 1 / FACTOR <= ratio <= FACTOR:
             return item
         self._quarantine(
             item,
-            "price_anomaly",
-            f"{item.price_usd_per_gpu_hour:.2f} USD/GPU-h is {ratio:.2f}x the "
-            f"median {median:.2f} for {item.gpu_model} {item.pricing_tier.value}",
+            "price_jump",
+            f"{item.price_usd_per_gpu_hour:.2f} USD/GPU-h is {ratio:.2f}x this offer's "
+            f"last published {last:.2f}",
         )
         return item  # not reached: _quarantine raises
 

@@ -1,8 +1,8 @@
 import pytest
 from scrapy.exceptions import DropItem
 
-from scrapers.pipelines.anomaly import AnomalyPipeline
-from warehouse.models import Offer, utc_now
+from scrapers.pipelines.anomaly import AnomalyPipeline, offer_key
+from warehouse.models import Offer, PricingTier, utc_now
 
 
 def offer(price_per_gpu):
@@ -29,29 +29,45 @@ def offer(price_per_gpu):
 def pipeline(crawler):
     pipeline = AnomalyPipeline.from_crawler(crawler)
     pipeline.open_spider()  # no warehouse yet: nothing to compare with
-    pipeline.medians = {("H100-SXM-80GB", "on_demand"): 2.5}
+    pipeline.reference = {offer_key(offer(2.5)): 2.5}  # this offer's last published price
     return pipeline
 
 
 def test_without_reference_prices_nothing_is_quarantined(crawler):
     pipeline = AnomalyPipeline.from_crawler(crawler)
     pipeline.open_spider()
-    assert pipeline.medians == {}
+    assert pipeline.reference == {}
     assert pipeline.process_item(offer(250.0)).price == 250.0
 
 
 @pytest.mark.parametrize("price", [2.0, 2.5, 7.4, 0.84])
-def test_prices_near_the_median_pass(pipeline, price):
+def test_prices_near_the_offers_last_price_pass(pipeline, price):
     assert pipeline.process_item(offer(price)).price == price
 
 
 @pytest.mark.parametrize("price", [250.0, 7.6, 0.8, 0.025])  # a 100x jump, and the 3x bounds
-def test_prices_far_from_the_median_are_quarantined_with_the_reason(crawler, pipeline, price):
-    with pytest.raises(DropItem, match="price_anomaly"):
+def test_a_price_that_jumped_is_quarantined_with_both_figures(crawler, pipeline, price):
+    with pytest.raises(DropItem, match="price_jump"):
         pipeline.process_item(offer(price))
     kept = crawler.spider.run.quarantined
-    assert len(kept) == 1 and "median 2.50" in kept[0].reason
+    assert len(kept) == 1 and "last published 2.50" in kept[0].reason
     assert kept[0].raw["price_usd_per_gpu_hour"] == price
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"provider": "vast_ai", "source": "skypilot_vast"},  # another provider's H100
+        {"region": "us-east-1"},  # the same type elsewhere
+        {"pricing_tier": PricingTier.SPOT},  # another tier
+        {"instance_type": "8x H100"},
+    ],
+)
+def test_other_offers_are_never_compared_with_this_one(pipeline, other):
+    """A marketplace's 0.25 USD is not a slip because a cloud sells the same GPU at 2.50:
+    only the same offer's own history says a price jumped."""
+    cheap = offer(0.25).model_copy(update=other)
+    assert pipeline.process_item(cheap).price == 0.25
 
 
 @pytest.mark.parametrize("gpu_model", ["H100-SXM-80GB", None])
@@ -67,21 +83,21 @@ def test_an_implausible_price_is_quarantined_whatever_the_gpu(crawler, gpu_model
     assert pipeline.process_item(offer(18.0)).price == 18.0  # the dearest recorded GPU-hour
 
 
-def test_a_crawl_hands_its_spiders_one_fixed_set_of_medians(tmp_path):
+def test_a_crawl_hands_its_spiders_one_fixed_set_of_reference_prices(tmp_path):
     from scrapy.utils.test import get_crawler
 
-    from scrapers.pipelines.anomaly import MEDIANS_SETTING, medians_setting
+    from scrapers.pipelines.anomaly import REFERENCE_SETTING, reference_setting
     from scrapers.spiders.lambda_cloud import LambdaCloudSpider
 
-    fixed = {("H100-SXM-80GB", "on_demand"): 2.5}
+    fixed = {offer_key(offer(2.5)): 2.5}
     crawler = get_crawler(
         LambdaCloudSpider,
         {
             "FABRICSCOPE_WAREHOUSE": str(tmp_path / "none.duckdb"),
-            MEDIANS_SETTING: medians_setting(fixed),
+            REFERENCE_SETTING: reference_setting(fixed),
         },
     )
     crawler.spider = LambdaCloudSpider.from_crawler(crawler)
     pipeline = AnomalyPipeline.from_crawler(crawler)
     pipeline.open_spider()  # the warehouse is not read again: sibling sources may be publishing
-    assert pipeline.medians == fixed
+    assert pipeline.reference == fixed
