@@ -9,7 +9,8 @@ Honesty rules (docs/RANKING.md):
 - A fabric nobody has stated is not guessed: a multi-node job on such an offer is estimated
   twice, on the pessimistic class (plain Ethernet/TCP) and on the optimistic one (InfiniBand),
   and the row shows the range. A class stated without its bandwidth gets the bandwidth range
-  ``UNKNOWN_GBPS_PER_GPU``. Rows are ordered by the pessimistic end: what a buyer can count on.
+  ``UNKNOWN_GBPS_PER_GPU`` (a stated plain-Ethernet network ``STATED_TCP_GBPS_PER_NODE``).
+  Rows are ordered by the pessimistic end: what a buyer can count on.
 - Whole nodes are rented: a per-GPU price for an HGX (SXM) listing is a slice of an 8-GPU
   node, so a job pays for ``ceil(N / 8) * 8`` GPUs there; each such reading is in ``notes``.
 - The model runs once per distinct hardware profile (GPU, count, node size, fabric,
@@ -62,6 +63,13 @@ UNKNOWN_GBPS_PER_GPU: tuple[float, float] = (50.0, 400.0)
 # https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth). Its better end is one
 # 400G NIC per GPU, as above.
 UNKNOWN_GBPS_PER_NODE_WORST = 32.0
+# A stated plain-Ethernet (TCP) network without its bandwidth: from the same 32 Gb/s per node
+# up to the most a provider documents between instances over TCP/IP: Lambda's "The bandwidth
+# between instances in our Utah, USA region (us-west-3) can be up to 200 Gbps"
+# (https://github.com/LambdaLabs/docsy-lambda-docs/blob/d8b13853b3224fe2b0f2f44df2adf44aa0adee94/content/en/cloud/network-bandwidth.md),
+# not the 400 Gb/s per GPU of an RDMA back-end network.
+STATED_TCP_GBPS_PER_NODE: tuple[float, float] = (UNKNOWN_GBPS_PER_NODE_WORST, 200.0)
+TCP_CLASSES = frozenset({"ethernet"})
 # What a fabric class really carries per node (Gb/s), for the "what if this offer had fabric X"
 # view when the offer does not state that class's bandwidth; 8-GPU nodes as their providers
 # document them:
@@ -662,6 +670,11 @@ def _plan(
         classes = (stated, stated) if stated else UNKNOWN_FABRIC_RANGE
         if gbps:
             bandwidth = (gbps, gbps)
+        elif stated in TCP_CLASSES:
+            bandwidth = (
+                STATED_TCP_GBPS_PER_NODE[0] / per_node,
+                STATED_TCP_GBPS_PER_NODE[1] / per_node,
+            )
         elif stated:
             bandwidth = UNKNOWN_GBPS_PER_GPU
         else:

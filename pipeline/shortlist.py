@@ -176,6 +176,11 @@ def assumptions(shortlist: Shortlist) -> pd.DataFrame:
             "stated class, unknown bandwidth, Gb/s per GPU",
             " to ".join(f"{g:g}" for g in ranking.UNKNOWN_GBPS_PER_GPU),
         ),
+        (
+            "ranking prior",
+            "stated Ethernet (TCP), unknown bandwidth, Gb/s per node",
+            " to ".join(f"{g:g}" for g in ranking.STATED_TCP_GBPS_PER_NODE),
+        ),
         ("ranking prior", "GPUs per HGX node", ranking.HGX_GPUS_PER_NODE),
         ("ranking prior", "order by", "the pessimistic end of each range"),
     ]

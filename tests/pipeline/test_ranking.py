@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from pipeline.ranking import (
     OFFER_COLUMNS,
+    STATED_TCP_GBPS_PER_NODE,
     UNKNOWN_GBPS_PER_NODE_WORST,
     WHAT_IF_GBPS_PER_NODE,
     RankingError,
@@ -344,6 +345,27 @@ def test_an_unknown_fabrics_worse_end_is_tcp_on_a_front_end_nic():
     assert f"ethernet at {per_gpu:g} to infiniband at 400" in mystery["fabric_estimated_as"]
     assert mystery["time_to_train_h"] > rows.loc["eth50", "time_to_train_h"]
     assert mystery["time_to_train_h_low"] < rows.loc["eth50", "time_to_train_h"]
+
+
+def test_a_stated_tcp_network_without_bandwidth_is_a_tcp_range_not_an_rdma_one():
+    offers = pd.DataFrame(
+        [
+            synthetic_offer("tcp", "ethernet", 2.5, fabric_gbps_per_gpu=None),
+            synthetic_offer("rdma", "roce", 2.5, fabric_gbps_per_gpu=None),
+            synthetic_offer("eth25", "ethernet", 2.5, fabric_gbps_per_gpu=25.0),  # 200 per node
+        ]
+    )
+    rows = rank_offers(offers, request("llama3-70b", "512")).offers.set_index("provider")
+    low, high = (g / 8 for g in STATED_TCP_GBPS_PER_NODE)
+    assert rows.loc["tcp", "fabric_estimated_as"] == (
+        f"ethernet, bandwidth unknown: {low:g}-{high:g} Gb/s per GPU"
+    )
+    assert "50-400 Gb/s per GPU" in rows.loc["rdma", "fabric_estimated_as"]
+    # its better end is the 200 Gb/s per node a provider documents over TCP, never more
+    assert rows.loc["tcp", "time_to_train_h_low"] == pytest.approx(
+        rows.loc["eth25", "time_to_train_h"]
+    )
+    assert rows.loc["tcp", "time_to_train_h"] > rows.loc["eth25", "time_to_train_h"]
 
 
 def test_the_what_if_uses_the_bandwidth_that_fabric_really_has():

@@ -61,7 +61,7 @@ def catalog_instance_types(source: str) -> set[str]:
     """InstanceType values of the recorded SkyPilot catalog(s) of one source."""
     paths = sorted((FIXTURES / source).glob("*.csv"))
     if not paths:
-        pytest.skip(f"no recorded catalog under fixtures/{source}/")
+        pytest.fail(f"no recorded catalog under fixtures/{source}/")
     return {row["InstanceType"] for path in paths for row in read_csv(path)}
 
 
@@ -259,18 +259,27 @@ def test_oci_grace_blackwell_rows_state_their_scale_out_fabric():
 
 
 def test_rows_that_state_no_fabric_class_stay_unknown():
-    """Lambda's on-demand instances (no InfiniBand, no other fabric named) and Hyperstack's
-    SR-IOV network optimized flavors (a bandwidth, no link layer named) keep the class
-    unknown: nothing is inferred from what the page leaves out."""
+    """Hyperstack's SR-IOV network optimized flavors (a bandwidth, no link layer named) keep
+    the class unknown: nothing is inferred from what the page leaves out."""
     facts = facts_by_key()
-    lambda_od = facts[("lambda", "On-Demand Cloud instances")]
-    assert (lambda_od["fabric_class"], lambda_od["source_grade"]) == ("unknown", "third_party")
-    # 'no InfiniBand' is not 'single-node only': multi_node stays unstated
-    assert lambda_od["multi_node"] is None and lambda_od["fabric_gbps_per_node"] is None
-    assert "don't use InfiniBand fabric" in lambda_od["evidence"]
     hyperstack = facts[("hyperstack", "Network optimized flavors")]
     assert (hyperstack["fabric_class"], hyperstack["fabric_gbps_per_node"]) == ("unknown", 350.0)
     assert hyperstack["rdma"] is None and hyperstack["source_grade"] == "provider"
+
+
+def test_lambda_on_demand_is_tcp_between_instances_on_lambdas_own_page():
+    """Lambda's own docs give the bandwidth between on-demand instances over their IP
+    addresses, region by region (iPerf3, a TCP tool), and no InfiniBand: plain Ethernet,
+    bandwidth unknown per offer because it depends on the region."""
+    lambda_od = facts_by_key()[("lambda", "On-Demand Cloud instances")]
+    assert (lambda_od["fabric_class"], lambda_od["source_grade"]) == ("ethernet", "provider")
+    assert lambda_od["source_url"].startswith("https://github.com/LambdaLabs/docsy-lambda-docs/")
+    assert lambda_od["source_date"] == "2023-11-14"
+    assert "can be up to 200 Gbps" in lambda_od["evidence"]
+    assert "up to 3.7 Gbps" in lambda_od["evidence"]
+    assert "don't use InfiniBand fabric" in lambda_od["evidence"]
+    # 'no InfiniBand' is not 'single-node only': multi_node stays unstated; so is the Gb/s
+    assert lambda_od["multi_node"] is None and lambda_od["fabric_gbps_per_node"] is None
 
 
 def test_new_product_line_rows_name_real_offers():
