@@ -11,6 +11,7 @@ import itertools
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -63,11 +64,48 @@ def start(folder: Path, config: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+def watched(folder: Path, config: Path, *args: str) -> tuple[subprocess.Popen[str], Watch]:
+    """A scheduler started with its log read as it runs."""
+    process = start(folder, config, *args)
+    process.watch = Watch(process)  # type: ignore[attr-defined]
+    return process, process.watch  # type: ignore[attr-defined]
+
+
+class Watch:
+    """The scheduler's log (its stderr) read line by line as it runs, so a test waits for
+    what the scheduler says it did instead of sleeping and hoping it did it."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    def count(self, needle: str) -> int:
+        return sum(needle in line for line in list(self.lines))
+
+    def wait(self, needle: str, timeout: float, times: int = 1) -> bool:
+        return wait_for(lambda: self.count(needle) >= times, timeout)
+
+
 def stop(process: subprocess.Popen[str], timeout: float = 40) -> tuple[int, str, float]:
+    """SIGTERM, then the exit code, the whole log and how long the stop took."""
+    watch = process.watch if hasattr(process, "watch") else Watch(process)
     began = time.monotonic()
     process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=timeout)
-    return process.returncode, err, time.monotonic() - began
+    process.wait(timeout=timeout)
+    took = time.monotonic() - began
+    watch.reader.join(timeout=timeout)
+    return process.returncode, watch.text, took
 
 
 def runs(folder: Path, source: str) -> pd.DataFrame:
@@ -112,15 +150,18 @@ def test_two_schedulers_at_once_the_second_refuses_and_each_trigger_fires_once(t
         "[schedule]\njitter_s = 0\nonly = ['skypilot_hyperbolic']\n"
         "[schedule.sources.skypilot_hyperbolic]\ncron = '*/4 * * * * *'\n",
     )
-    first = start(tmp_path, config, "--offline")
-    second = start(tmp_path, config, "--offline")
+    first, first_log = watched(tmp_path, config, "--offline")
+    second, second_log = watched(tmp_path, config, "--offline")
     finished = wait_for(lambda: first.poll() is not None or second.poll() is not None, 30)
     assert finished, "one of the two should have refused at once"
     loser, winner = (first, second) if first.poll() is not None else (second, first)
-    _, err = loser.communicate(timeout=10)
-    assert loser.returncode == 1 and "another fabricscope schedule is running" in err
+    loser_log, winner_log = (first_log, second_log) if loser is first else (second_log, first_log)
+    loser.wait(timeout=10)
+    loser_log.reader.join(timeout=10)
+    assert loser.returncode == 1 and "another fabricscope schedule is running" in loser_log.text
     began = time.monotonic()
-    time.sleep(14)
+    # three runs of the 4-second trigger, however slowly this machine crawls
+    assert winner_log.wait("skypilot_hyperbolic: ok", timeout=120, times=3), winner_log.text
     code, log, _ = stop(winner)
     elapsed = time.monotonic() - began + 2
     assert code == 0, log
@@ -140,12 +181,12 @@ def test_a_crawl_slower_than_its_interval_never_overlaps_and_the_skip_is_logged(
         "[schedule]\njitter_s = 0\nonly = ['skypilot_hyperbolic']\n"
         "[schedule.sources.skypilot_hyperbolic]\ncron = '* * * * * *'\n",  # every second
     )
-    process = start(tmp_path, config, "--offline")
-    assert wait_for(lambda: (tmp_path / "data" / "warehouse.duckdb").exists(), 30)
-    time.sleep(10)
+    process, watch = watched(tmp_path, config, "--offline")
+    # a crawl takes seconds, the trigger fires every second: a fire meets a running crawl
+    assert watch.wait("skipped: the previous run is still going", timeout=120), watch.text
+    assert watch.wait("skypilot_hyperbolic: ok", timeout=120, times=2), watch.text
     code, log, _ = stop(process)
     assert code == 0, log
-    assert "skipped: the previous run is still going" in log
     done = runs(tmp_path, "skypilot_hyperbolic")
     assert len(done) >= 2
     spans = sorted(zip(done["started_at"], done["finished_at"], strict=True))
@@ -162,17 +203,20 @@ def test_after_downtime_each_job_gets_exactly_one_catch_up_run(tmp_path):
     minute = (datetime.now(UTC).minute + 30) % 60
     config = write_config(
         tmp_path,
-        "[schedule]\njitter_s = 0\nonly = ['skypilot_hyperbolic']\n"
+        "[schedule]\njitter_s = 0\nestimates_delay_s = 0\nonly = ['skypilot_hyperbolic']\n"
         f"[schedule.sources.skypilot_hyperbolic]\ncron = '{minute} * * * *'\n",
     )
     before = len(runs(tmp_path, "skypilot_hyperbolic"))
-    process = start(tmp_path, config, "--offline")
-    assert wait_for(lambda: len(runs(tmp_path, "skypilot_hyperbolic")) > before, 40)
-    time.sleep(6)
+    process, watch = watched(tmp_path, config, "--offline")
+    # the catch-up run, then the estimates it schedules once it has published: by then a
+    # second catch-up run would have started (both would be due at start-up)
+    assert watch.wait("skypilot_hyperbolic: ok", timeout=120), watch.text
+    assert watch.wait("estimates", timeout=120), watch.text
     code, log, _ = stop(process)
     assert code == 0, log
     assert len(runs(tmp_path, "skypilot_hyperbolic")) == before + 1, log
-    assert "catch-up" in log
+    assert watch.count("crawl started (catch-up)") == 1, log
+    assert watch.count("crawl started") == 1 and "skipped" not in log, log
 
 
 def test_sigterm_mid_crawl_exits_cleanly_and_publishes_nothing_partial(tmp_path):
@@ -258,13 +302,14 @@ def test_the_lock_is_released_when_the_scheduler_stops(tmp_path):
         "[schedule]\njitter_s = 0\nonly = ['skypilot_hyperbolic']\n"
         "[schedule.sources.skypilot_hyperbolic]\ncron = '0 0 1 1 *'\n",
     )
-    first = start(tmp_path, config, "--offline")
-    assert wait_for(lambda: (tmp_path / "data" / "scheduler.lock").exists(), 30)
-    time.sleep(2)
+    first, first_log = watched(tmp_path, config, "--offline")
+    assert first_log.wait("scheduling 1 sources", timeout=60), first_log.text  # lock held
+    assert (tmp_path / "data" / "scheduler.lock").exists()
     assert stop(first)[0] == 0
-    again = start(tmp_path, config, "--offline")
-    time.sleep(4)
-    assert again.poll() is None, again.communicate()[1]  # it started: the lock was free
+    again, again_log = watched(tmp_path, config, "--offline")
+    # it schedules only once it holds the lock: the first one released it
+    assert again_log.wait("scheduling 1 sources", timeout=60), again_log.text
+    assert again.poll() is None, again_log.text
     assert stop(again)[0] == 0
 
 
