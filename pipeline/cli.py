@@ -864,7 +864,7 @@ def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGr
 
 @app.command()
 def serve(
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8501,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.", min=1, max=65535)] = 8501,
     warehouse: WarehouseOption = None,
 ) -> None:
     """Start the Streamlit app on localhost."""

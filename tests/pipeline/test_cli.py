@@ -103,6 +103,11 @@ def test_export_parquet(wh, tmp_path):
 def test_usage_errors_exit_two_without_traceback():
     result = fabricscope("sql")
     assert result.returncode == 2 and "Traceback" not in result.stderr
+    # a port no socket can have is refused before Streamlit starts (it raised OverflowError)
+    for port in ("99999", "0"):
+        result = fabricscope("serve", "--port", port)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert "--port" in result.stderr
 
 
 def test_estimate_prints_the_model_outputs_as_json(tmp_path):
