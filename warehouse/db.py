@@ -128,14 +128,33 @@ def _open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
         raise WarehouseMissingError(
             f"no warehouse at {path}: build it with `fabricscope init` (or `make app`)"
         )
-    try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as exc:
-        raise damaged(path, exc) or WarehouseError(
-            f"cannot open the warehouse {path} read-only: {exc}"
-        ) from exc
+    for attempt in range(_OPEN_TRIES):
+        before = _file_id(path)
+        try:
+            con = duckdb.connect(str(path), read_only=True)
+            break
+        except duckdb.Error as exc:
+            # a writer renamed a new snapshot over the path while DuckDB was opening it
+            # (it reads the file through more than one handle): open the new one
+            if attempt + 1 < _OPEN_TRIES and _file_id(path) != before:
+                continue
+            raise damaged(path, exc) or WarehouseError(
+                f"cannot open the warehouse {path} read-only: {exc}"
+            ) from exc
     con.execute("set TimeZone = 'UTC'")
     return con
+
+
+_OPEN_TRIES = 3
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """Which file the path names now (device, inode): a publish renames a new one over it."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino)
 
 
 def _snapshot_info(con: duckdb.DuckDBPyConnection) -> SnapshotInfo:

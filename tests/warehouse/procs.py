@@ -1,8 +1,9 @@
 """Real processes for the concurrency and crash tests: ``python -m tests.warehouse.procs``.
 
-reader PATH SECONDS ROWS_PER_RUN
-    Query the serving file in a loop, each query on a fresh read-only connection;
-    print one JSON line: queries made, errors, inconsistent snapshots, ids seen.
+reader PATH LAST_SNAPSHOT ROWS_PER_RUN
+    Query the serving file in a loop, each query on a fresh read-only connection, until it
+    has seen snapshot LAST_SNAPSHOT (at most 10 minutes); print "reading" after the first
+    query, then one JSON line: queries made, errors, inconsistent snapshots, ids seen.
 publisher PATH ROWS SEED [PAUSE_AT]
     Publish one synthetic run, printing each stage as it is reached; at PAUSE_AT
     it stops and waits (to be killed there).
@@ -19,12 +20,12 @@ from tests.helpers import publish_synthetic
 from warehouse.db import read_connection
 
 
-def reader(path: Path, seconds: float, rows_per_run: int) -> None:
+def reader(path: Path, last_snapshot: int, rows_per_run: int) -> None:
     queries = errors = inconsistent = 0
     seen: set[int] = set()
     messages: list[str] = []
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 600
+    while last_snapshot not in seen and time.monotonic() < deadline:
         try:
             with read_connection(path) as (con, snapshot):
                 row = con.execute(
@@ -44,6 +45,8 @@ def reader(path: Path, seconds: float, rows_per_run: int) -> None:
                 messages.append(f"snapshot {latest}: {runs} runs, {history} rows")
             seen.add(latest)
             queries += 1
+            if queries == 1:
+                print("reading", flush=True)
         except Exception as exc:  # every error counts: none is acceptable
             errors += 1
             messages.append(f"{type(exc).__name__}: {exc}")
@@ -75,7 +78,7 @@ def publisher(path: Path, rows: int, seed: int, pause_at: str | None) -> None:
 if __name__ == "__main__":
     kind, target = sys.argv[1], Path(sys.argv[2])
     if kind == "reader":
-        reader(target, float(sys.argv[3]), int(sys.argv[4]))
+        reader(target, int(sys.argv[3]), int(sys.argv[4]))
     elif kind == "publisher":
         publisher(
             target, int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None
