@@ -461,6 +461,10 @@ def serve(settings: Settings, offline: bool) -> int:
     _configure_logging()
     config = settings.schedule
     jobs = plan(settings)
+    # a SIGTERM before the scheduler's own handler is in place stops it cleanly too
+    early_stop = threading.Event()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda _signum, _frame: early_stop.set())
     with _only_writer(settings):
         ensure_warehouse(settings.warehouse)
         runner = Runner(settings, offline)
@@ -528,6 +532,9 @@ def serve(settings: Settings, offline: bool) -> int:
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+        if early_stop.is_set():
+            log.info("stopped before the first job")
+            return 0
         log.info(
             "scheduling %d sources (%s)%s",
             len(jobs),
