@@ -374,12 +374,22 @@ def estimate(
         nvlink_bus,
     )
     dp_latency = np.where(dp_nodes > 1, net_step, c.nvlink_step_latency_s)
-    shard_params = p_train / (t * p)
-    if moe is not None and workload.lora is None:
-        expert_share = 1.0 - p_act / workload.total_params  # rough: params outside the active path
-        shard_params = shard_params * (
-            1.0 - expert_share
-        ) + shard_params * expert_share / np.maximum(dp, 1.0)
+    # parameters held per GPU (4.8): the dense part split by TP and PP; the routed experts
+    # split by PP and by EP over the stage's dp x tp GPUs (expert TP 1, as DeepSeek-V3 and
+    # Megatron-Core's MoE recipes run), so each expert's copies form an expert-data-parallel
+    # group of dp x tp / ep GPUs, over which ZeRO shards its states and its gradients reduce
+    ep = (
+        np.minimum(float(moe.expert_parallel or moe.experts), dp * t)
+        if moe is not None
+        else np.ones_like(dp)
+    )
+    edp = dp * t / ep
+    dense_here = (workload.total_params - workload.expert_params) / (t * p)
+    experts_here = workload.expert_params / (p * ep)
+    params_here = dense_here + experts_here
+    # what one optimizer shard holds once ZeRO splits each part over its own group
+    sharded_here = dense_here / dp + experts_here / edp
+    shard_params = p_train / (t * p) if workload.lora is not None else params_here
     grad_bytes = shard_params * 2.0
     backward = compute * 2.0 / 3.0
     if workload.zero_stage == 3:
@@ -397,7 +407,6 @@ def estimate(
 
     # ---- expert parallel all-to-all (4.4)
     if moe is not None:
-        ep = np.minimum(float(moe.expert_parallel or moe.experts), dp * t)
         moe_layers = round(layers * moe.moe_layer_fraction)
         # with TP, sequence parallelism splits the tokens (Megatron requires it for MoE with
         # TP > 1): each rank dispatches s/t of them, then gathers over TP on NVLink
@@ -432,10 +441,12 @@ def estimate(
 
     # ---- bubble, optimizer, step (4.6, 4.7)
     bubble = (p - 1) / (v * m) * compute
-    optimizer_shards = np.where(workload.zero_stage >= 1, dp, 1.0)
-    optimizer = (
-        shard_params / optimizer_shards * c.optimizer_bytes_per_param / col["hbm_bytes_per_s"]
+    optimizer_params = (
+        (p_train / (t * p) / np.where(workload.zero_stage >= 1, dp, 1.0))
+        if workload.lora is not None
+        else (sharded_here if workload.zero_stage >= 1 else params_here)
     )
+    optimizer = optimizer_params * c.optimizer_bytes_per_param / col["hbm_bytes_per_s"]
     step = (
         compute * (1.0 + c.overlap_sm_contention)
         + bubble
@@ -446,21 +457,16 @@ def estimate(
         + optimizer
     )
 
-    # ---- memory per GPU (4.8)
-    params_here = workload.total_params / (t * p)
-    if moe is not None:
-        dense_part = p_act / workload.total_params
-        params_here = params_here * dense_part + params_here * (1 - dense_part) / np.minimum(
-            float(moe.experts), dp * t
-        )
+    # ---- memory per GPU (4.8): bf16 weights and gradients, fp32 Adam states and master
+    # weights (2 + 2 + 12 bytes per parameter), each ZeRO stage sharding more of them
     if workload.lora is not None:
         states = 2.0 * params_here + 16.0 * p_train / (t * p)
     else:
         states = {
             0: 16.0 * params_here,
-            1: 4.0 * params_here + 12.0 * params_here / dp,
-            2: 2.0 * params_here + 14.0 * params_here / dp,
-            3: 16.0 * params_here / dp,
+            1: 4.0 * params_here + 12.0 * sharded_here,
+            2: 2.0 * params_here + 14.0 * sharded_here,
+            3: 16.0 * sharded_here,
         }[workload.zero_stage]
     heads = workload.heads
     kept = workload.activation_bytes_per_token_width  # 34 for GPT-3 with dropout

@@ -214,6 +214,18 @@ class Workload(_Spec):
         return self.total_params * ratio
 
     @property
+    def expert_params(self) -> float:
+        """The routed experts' parameters (what expert parallelism splits); 0 when dense.
+        Shared experts run for every token and count with the dense part."""
+        if self.moe is None:
+            return 0.0
+        moe = self.moe
+        moe_layers = round(self.layers * moe.moe_layer_fraction)
+        routed = moe_layers * moe.experts * self._mlp_params(moe.expert_ffn_size or self.ffn)
+        # scale the derived share to the stated total when one is given
+        return self.total_params * routed / self._derived_params(active=False)
+
+    @property
     def trainable_params(self) -> float:
         if self.lora is None:
             return self.total_params

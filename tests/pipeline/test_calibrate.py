@@ -68,7 +68,7 @@ def test_a_calibration_is_stored_and_replaces_the_class_default(warehouse_path, 
     estimated = fabricscope(
         "estimate",
         "-w",
-        "mixtral-8x7b",
+        "deepseek-v3",
         "--hardware",
         str(hardware),
         "--warehouse",

@@ -84,6 +84,36 @@ def test_a_job_that_cannot_fit_says_so():
     assert result.memory_gb_per_gpu[0] > 80
 
 
+def test_deepseek_v3_does_not_fit_on_64_h100s():
+    """671B parameters at 16 bytes each (bf16 weights and gradients, fp32 Adam and master
+    weights) are 10.7 TB of states: 168 GB per GPU over 64 GPUs before any activation, however
+    they are sharded. The model once divided the experts' states by EP and then by DP again
+    and found 71.8 GB per GPU."""
+    job = preset("deepseek-v3")
+    assert 16 * job.total_params / 64 / 1e9 > 160
+    result = estimate(job, profiles([hardware(64, "infiniband")]))
+    assert not result.fits_memory[0] and math.isnan(result.step_time_s[0])
+    assert result.memory_gb_per_gpu[0] * 2**30 * 64 >= 16 * job.total_params
+    # on 1,024 GPUs (the report's 2,048 H800s halved) it fits
+    assert estimate(job, profiles([hardware(1024, "infiniband")])).fits_memory[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    name=st.sampled_from(["deepseek-v3", "mixtral-8x7b", "llama3-70b", "gpt3-175b"]),
+    power=st.integers(min_value=3, max_value=11),
+    zero=st.sampled_from([0, 1, 2, 3]),
+)
+def test_no_layout_holds_less_than_its_share_of_the_training_states(name, power, zero):
+    """However a job is split (TP, PP, DP, EP, any ZeRO stage), its GPUs hold together at
+    least the 16 bytes per parameter of its training states once: nothing is divided twice."""
+    job = preset(name).model_copy(update={"zero_stage": zero})
+    gpus = 2**power
+    result = estimate(job, profiles([hardware(gpus, "infiniband")]))
+    held = result.memory_gb_per_gpu[0] * 2**30 * gpus
+    assert held >= 16 * job.total_params * 0.999, (result.row(0), held / job.total_params)
+
+
 def test_a_given_layout_is_used():
     job = preset("llama3-70b")
     grid = LayoutGrid.partial(job, 8, 4, 1, Recompute.SELECTIVE)
