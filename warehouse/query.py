@@ -15,6 +15,7 @@ the caller's (DuckDB refuses two configurations of one file in one process).
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import re
 import resource
@@ -105,6 +106,11 @@ _DENIED_FUNCTIONS = frozenset(
 _WORKER_OVERHEAD_BYTES = 1 << 30
 # A worker gets this long to start and connect, beyond the query's timeout.
 _WORKER_START_S = 15.0
+# A query DuckDB cannot interrupt (string functions that never check) gets this long after
+# its interrupt, then the worker ends itself with _TIMED_OUT_EXIT: the clock, not the query,
+# decides when the console answers.
+_INTERRUPT_GRACE_S = 1.0
+_TIMED_OUT_EXIT = 124
 
 
 @dataclass(frozen=True)
@@ -233,7 +239,12 @@ def run_user_query(path: Path, sql: str, limits: QueryLimits | None = None) -> Q
             check=False,
         )
     except subprocess.TimeoutExpired:  # the worker is killed: nothing outruns the clock
-        raise QueryRefused(_too_long(limits)) from None
+        raise QueryRefused(
+            f"the query's worker did not answer within {limits.timeout_s + _WORKER_START_S:g} s "
+            "and was killed (the machine may be very busy); try again or narrow the query"
+        ) from None
+    if done.returncode == _TIMED_OUT_EXIT:
+        raise QueryRefused(_too_long(limits))
     if done.returncode != 0 or not done.stdout:
         tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
         raise QueryRefused(
@@ -284,9 +295,15 @@ def _run_here(path: Path, statement: str, limits: QueryLimits) -> QueryResult:
     """The query in this process (the worker): connection fenced in, interrupt on time."""
     con = _connect_locked(path, limits)
     timer = threading.Timer(limits.timeout_s, con.interrupt)
+    # the query that does not heed the interrupt: the worker ends, the parent says why
+    watchdog = threading.Timer(
+        limits.timeout_s + _INTERRUPT_GRACE_S, os._exit, args=(_TIMED_OUT_EXIT,)
+    )
+    watchdog.daemon = True
     try:
         snapshot = _snapshot_or_none(con)
         timer.start()
+        watchdog.start()
         try:
             cursor = con.execute(statement)
             columns = [d[0] for d in cursor.description or []]
@@ -308,6 +325,7 @@ def _run_here(path: Path, statement: str, limits: QueryLimits) -> QueryResult:
             raise damaged(path, exc) or QueryFailed(first_line(exc)) from None
     finally:
         timer.cancel()
+        watchdog.cancel()
         con.close()
     truncated = len(rows) > limits.max_rows
     kept, cut = _capped(rows[: limits.max_rows], limits)

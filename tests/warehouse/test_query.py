@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from tests.helpers import publish_synthetic
-from warehouse import query
 from warehouse.db import current_snapshot, read_frame, verify
 from warehouse.query import QueryFailed, QueryLimits, QueryRefused, run_user_query
 
@@ -143,15 +142,15 @@ def test_missing_warehouse_is_a_clear_error(tmp_path):
 def test_a_string_function_that_ignores_interrupts_is_killed_on_the_clock(populated):
     # regexp_replace over a 200 MB string never checks for interrupts: only the worker's
     # wall-clock kill stops it (it ran 199 s in the caller's process before)
+    # wall-clock end (a second after its interrupt), not the parent's last-resort kill, whose
+    # message differs; no timing is asserted, the way it was stopped is
     limits = QueryLimits(timeout_s=1.0, memory_limit="2GB")
-    started = time.monotonic()
-    with pytest.raises(QueryRefused, match=r"longer than 1 s"):
+    with pytest.raises(QueryRefused, match=r"ran longer than 1 s and was stopped"):
         run_user_query(
             populated,
             "select length(regexp_replace(repeat('ab', 100000000), 'a', 'c', 'g'))",
             limits,
         )
-    assert time.monotonic() - started < limits.timeout_s + query._WORKER_START_S
 
 
 def test_memory_is_capped_in_the_worker_not_the_caller(populated):
