@@ -81,6 +81,9 @@ def test_sourced_facts_reach_the_offers_they_name(fixture_warehouse):
     # Daytona's GPU sandboxes share no network: single-node, so never clustered
     sandbox = rows.loc[("daytona", "8x-H100")]
     assert (sandbox.fabric_class, sandbox.multi_node) == ("none", False)
+    # Lium is a peer-to-peer marketplace (its own README): its 8-GPU hosts do not cluster
+    lium = rows.loc[("lium", "H100-SXM_8x")]
+    assert not lium.multi_node and pd.notna(lium.multi_node)
     # Oracle's V100 shape: VCN Ethernet (2 x 25 Gbps), read in a mirror: third-party
     oci = rows.loc[("oracle", "BM.GPU3.8")]
     assert (oci.fabric_class, oci.fabric_gbps_per_node, oci.fabric_source_grade) == (
