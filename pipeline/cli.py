@@ -838,21 +838,35 @@ def _hardware_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGrid:
-    """``tp=8,pp=4,dp=16,mb=1[,recompute=full]``; dp must match the GPU count."""
+    """``tp=8,pp=4,dp=16,mb=1[,recompute=full][,cp=1]``; dp must match the GPU count. What
+    the layout leaves out (the micro-batch, the recompute) is searched, as the workload's own
+    fields allow, never pinned to a default."""
     try:
         parts = dict(item.split("=", 1) for item in text.split(","))
         tp, pp = int(parts.pop("tp", 1)), int(parts.pop("pp", 1))
         dp = int(parts.pop("dp")) if "dp" in parts else None
-        mb = int(parts.pop("mb", job.micro_batch_size or 1))
-        recompute = Recompute(parts.pop("recompute", job.activation_recompute or "selective"))
+        cp = int(parts.pop("cp", 1))
+        given_mb = parts.pop("mb", None)
+        mb = int(given_mb) if given_mb is not None else job.micro_batch_size
+        given_recompute = parts.pop("recompute", None)
+        recompute = (
+            Recompute(given_recompute)
+            if given_recompute is not None
+            else (Recompute(job.activation_recompute) if job.activation_recompute else None)
+        )
     except ValueError as exc:
         raise HardwareError(f"--layout {text!r}: {exc}") from None
-    for name, value in (("tp", tp), ("pp", pp), ("dp", dp), ("mb", mb)):
+    for name, value in (("tp", tp), ("pp", pp), ("dp", dp), ("mb", mb), ("cp", cp)):
         if value is not None and not 1 <= value <= 1_000_000:
             raise HardwareError(f"--layout {text!r}: {name} must be a positive count (got {value})")
+    if cp != 1:
+        raise HardwareError(
+            f"--layout {text!r}: context parallelism (cp={cp}) is not modelled (docs/MODEL.md, "
+            "limits); cp=1 is accepted"
+        )
     if parts:
         raise HardwareError(
-            f"--layout: unknown keys {', '.join(parts)} (use tp, pp, dp, mb, recompute)"
+            f"--layout: unknown keys {', '.join(parts)} (use tp, pp, dp, mb, recompute, cp)"
         )
     for row in rows:
         if dp is not None and tp * pp * dp != int(row["gpu_count"]):

@@ -167,6 +167,21 @@ def test_estimate_prints_the_model_outputs_as_json(tmp_path):
         "json",
     )
     assert json.loads(fixed.stdout)[0]["layout"].startswith("tp=2,pp=1,dp=32,mb=1")
+    # what a layout leaves out is searched as when no layout is given, not pinned to mb=1 and
+    # selective recompute (it was, while the validation harness searched them); cp=1 (no
+    # context parallelism) is accepted
+    pinned = estimate_json(hw, "--layout", "tp=2,pp=1,mb=1,recompute=selective")[0]
+    free = estimate_json(hw, "--layout", "tp=2,pp=1,cp=1")[0]
+    assert (free["tp"], free["pp"]) == (2, 1)
+    assert free["step_time_s"] < pinned["step_time_s"], (free["layout"], pinned["layout"])
+
+
+def estimate_json(hw, *args):
+    done = fabricscope(
+        "estimate", "-w", "llama3-8b", "--hardware", str(hw), *args, "--format", "json"
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 @pytest.mark.parametrize(
@@ -178,6 +193,7 @@ def test_estimate_prints_the_model_outputs_as_json(tmp_path):
         # a negative layout once gave an MFU of 121%
         (["-w", "llama3-8b", "--layout", "tp=-8,pp=-1"], "tp must be a positive count"),
         (["-w", "llama3-8b", "--layout", "tp=8,mb=0"], "mb must be a positive count"),
+        (["-w", "llama3-8b", "--layout", "tp=8,cp=2"], "context parallelism (cp=2) is not"),
     ],
 )
 def test_estimate_errors_are_one_line(tmp_path, args, message):
