@@ -42,7 +42,8 @@ def parse_workload(fields: dict[str, Any], origin: str) -> Workload:
 
 
 def load_workload(name_or_file: str) -> Workload:
-    """A preset name, or a JSON file holding the Workload fields."""
+    """A preset name, or a JSON file holding the Workload fields; a file with ``"preset"``
+    starts from that preset's architecture and changes only the fields it gives."""
     if name_or_file in presets():
         return preset(name_or_file)
     path = Path(name_or_file)
@@ -53,5 +54,11 @@ def load_workload(name_or_file: str) -> Workload:
     fields = read_json_input(path, WorkloadError)
     if not isinstance(fields, dict):
         raise WorkloadError(f"{path}: expected a JSON object of workload fields")
+    base = fields.pop("preset", None)
+    if base is not None:
+        # a named architecture: the preset's fields (with their sources), the file's on top
+        if not isinstance(base, str) or base not in presets():
+            raise WorkloadError(f"{path}: preset: {base!r} is not one of {', '.join(presets())}")
+        fields = {**presets()[base]["workload"], "name": f"{base} ({path.stem})", **fields}
     fields.setdefault("name", path.stem)
     return parse_workload(fields, str(path))

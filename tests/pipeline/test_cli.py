@@ -176,10 +176,8 @@ def test_estimate_prints_the_model_outputs_as_json(tmp_path):
     assert free["step_time_s"] < pinned["step_time_s"], (free["layout"], pinned["layout"])
 
 
-def estimate_json(hw, *args):
-    done = fabricscope(
-        "estimate", "-w", "llama3-8b", "--hardware", str(hw), *args, "--format", "json"
-    )
+def estimate_json(hw, *args, workload="llama3-8b"):
+    done = fabricscope("estimate", "-w", workload, "--hardware", str(hw), *args, "--format", "json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -420,3 +418,32 @@ def test_an_unknown_collective_is_one_line(wh):
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert "unknown collective 'nosuch'; one of all_reduce" in line
+
+
+def test_a_workload_file_can_start_from_a_named_architecture(tmp_path):
+    """A published run names its model (Llama 3 70B) and its own batch and tokens: the file
+    says "preset" and only what differs, instead of every architecture field."""
+    job = tmp_path / "run.json"
+    job.write_text(json.dumps({"preset": "llama3-70b", "tokens": 1e12, "seq_len": 4096}))
+    hw = tmp_path / "hw.json"
+    hw.write_text(
+        json.dumps(
+            {
+                "gpu_model": "H100 SXM",
+                "gpu_count": 512,
+                "gpus_per_node": 8,
+                "fabric_class": "infiniband",
+                "fabric_gbps_per_gpu": 400,
+            }
+        )
+    )
+    mine = estimate_json(hw, workload=str(job))
+    full = estimate_json(hw, workload="llama3-70b")
+    # the same architecture on a shorter sequence and fewer tokens: less time in all
+    assert mine[0]["time_to_train_h"] < full[0]["time_to_train_h"] / 10
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"preset": "llama9-1t"}))
+    result = fabricscope("estimate", "-w", str(bad), "--hardware", str(hw))
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "preset: 'llama9-1t' is not one of" in line
