@@ -34,6 +34,7 @@ from warehouse.db import (
     WarehouseMissingError,
     damaged,
     first_line,
+    refuse_stray_wal,
 )
 
 # Statement types a console accepts; DESCRIBE, SHOW, SUMMARIZE and FROM-first
@@ -204,6 +205,7 @@ def _connect_locked(path: Path, limits: QueryLimits) -> duckdb.DuckDBPyConnectio
         "threads": limits.threads,
         "max_temp_directory_size": "0B",
     }
+    refuse_stray_wal(path)
     try:
         con = duckdb.connect(str(path), read_only=True, config=config)
     except duckdb.Error as exc:

@@ -24,6 +24,7 @@ from warehouse.db import (
 )
 from warehouse.load import RunBatch, init_warehouse, publish_run
 from warehouse.models import RunStatus
+from warehouse.query import run_user_query
 from warehouse.synthetic import synthetic_offers
 
 
@@ -160,6 +161,11 @@ def _leave_a_wal(path: Path) -> None:
 def test_a_wal_beside_the_serving_file_is_replayed_and_kept_aside(warehouse_path):
     _leave_a_wal(warehouse_path)
     assert wal_of(warehouse_path).exists()
+    # until a publish folds it in, reads refuse rather than mix unpublished changes in
+    with pytest.raises(WarehouseError, match="written to outside fabricscope"):
+        read_frame(warehouse_path, "select count(*) from fx_rates")
+    with pytest.raises(WarehouseError, match="written to outside fabricscope"):
+        run_user_query(warehouse_path, "select count(*) from fx_rates")
     _, result = publish_synthetic(warehouse_path, 3)
     assert not wal_of(warehouse_path).exists()
     aside = list(warehouse_path.parent.glob("*.wal.aside-*"))
