@@ -38,6 +38,9 @@ PAGES = {
     "sql": "sql",
 }
 TIMEOUT_MS = 90_000
+# every expect() waits as long as a page action may: on a busy machine the first ranking of
+# a page takes far more than Playwright's default 5 s (a wait on a condition, not a timing)
+expect.set_options(timeout=TIMEOUT_MS)
 
 
 def _free_port() -> int:

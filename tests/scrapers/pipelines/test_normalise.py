@@ -101,7 +101,11 @@ def test_a_currency_without_a_rate_is_dropped(crawler, raw_offer):
         # exact keys only: the same type at another provider, or another spelling, is not it
         ("lambda", "p4d.24xlarge", "A100", 40, None),
         ("aws", "P4D.24XLARGE", "A100", 40, None),
-        ("lambda", "gpu_1x_a100", "A100", 40, None),  # Lambda sells a 1x SXM and a 1x PCIe
+        # Lambda sells a 1x SXM and a 1x PCIe A100 40 GB; its dashboard names them apart
+        ("lambda", "gpu_1x_a100", "A100", 40, "A100-PCIE-40GB"),
+        ("lambda", "gpu_1x_a100_sxm4", "A100", 40, "A100-SXM-40GB"),
+        # a provider that does not settle the part: no row, no model (OCI's V100 shapes)
+        ("oracle", "BM.GPU3.8", "V100", 16, None),
     ],
 )
 def test_an_instance_type_documented_by_its_provider_names_the_gpu(

@@ -29,9 +29,10 @@ def test_2026_tabbed_layout():
     # the 80 GB and 40 GB A100s stay apart
     assert offers[("8x NVIDIA A100 SXM 80 GB", "on_demand")]["gpu_model"] == "A100-SXM-80GB"
     assert offers[("8x NVIDIA A100 SXM 40 GB", "on_demand")]["gpu_model"] == "A100-SXM-40GB"
-    # "Tesla V100" with 16 GB could be SXM2 or PCIe: unknown, not guessed
+    # "Tesla V100" with 16 GB could be SXM2 or PCIe: the page does not say, Lambda's own
+    # tutorial output on its 8x V100 on-demand instance does (instance_gpus.csv)
     v100 = offers[("8x NVIDIA Tesla V100 16 GB", "on_demand")]
-    assert v100["gpu_model"] is None and v100["gpu_name"] == "NVIDIA Tesla V100"
+    assert v100["gpu_model"] == "V100-SXM-16GB" and v100["gpu_name"] == "NVIDIA Tesla V100"
     assert v100["price_usd_per_gpu_hour"] == 0.55
     assert len(offers) == 5
 

@@ -40,9 +40,10 @@ def test_one_offer_per_region_at_the_global_price():
     # no form factor in the name or type: Lambda's own page settles it (instance_gpus.csv)
     bare = offers(parsed, "gpu_8x_a100")[0]
     assert (bare["gpu_name"], bare["gpu_model"]) == ("A100", "A100-SXM-40GB")
-    # a bare name without such a row stays unknown (Lambda sells 1x A100 as SXM and as PCIe)
+    # Lambda sells 1x A100 40 GB as SXM and as PCIe: its dashboard lists both, gpu_1x_a100
+    # is the PCIe one (instance_gpus.csv), never a guess from the bare name
     single = offers(parsed, "gpu_1x_a100")[0]
-    assert (single["gpu_name"], single["gpu_model"]) == ("A100", None)
+    assert (single["gpu_name"], single["gpu_model"]) == ("A100", "A100-PCIE-40GB")
     assert not [o for o in parsed["offers"] if o["pricing_tier"] != "on_demand"]
 
 
