@@ -35,8 +35,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobExecutionEvent
+from apscheduler.events import (
+    EVENT_JOB_MAX_INSTANCES,
+    EVENT_JOB_MISSED,
+    EVENT_SCHEDULER_STARTED,
+    JobExecutionEvent,
+    SchedulerEvent,
+)
 from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers import SchedulerNotRunningError
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
@@ -528,19 +535,32 @@ def serve(settings: Settings, offline: bool) -> int:
             )
             runner.stopping.set()
             # not from the handler itself: the main loop may hold the scheduler's locks
-            threading.Thread(target=scheduler.shutdown, kwargs={"wait": False}).start()
+            threading.Thread(target=shut_down_once_started, daemon=True).start()
+
+        def shut_down_once_started() -> None:
+            # a signal between the handler's installation and the scheduler's start would
+            # find nothing to shut down, and the scheduler would then run forever
+            deadline = time.monotonic() + 60
+            while not scheduler.running and time.monotonic() < deadline:
+                time.sleep(0.05)
+            with contextlib.suppress(SchedulerNotRunningError):
+                scheduler.shutdown(wait=False)
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         if early_stop.is_set():
             log.info("stopped before the first job")
             return 0
-        log.info(
-            "scheduling %d sources (%s)%s",
-            len(jobs),
-            "replaying fixtures" if offline else "live",
-            f"; export daily to {config.export_dir}" if config.export_dir else "",
-        )
+
+        def started(_event: SchedulerEvent) -> None:  # said once it runs, not before
+            log.info(
+                "scheduling %d sources (%s)%s",
+                len(jobs),
+                "replaying fixtures" if offline else "live",
+                f"; export daily to {config.export_dir}" if config.export_dir else "",
+            )
+
+        scheduler.add_listener(started, EVENT_SCHEDULER_STARTED)
         scheduler.start()  # returns after shutdown
         runner.stop_crawls(config.shutdown_grace_s)
         deadline = time.monotonic() + 15
