@@ -846,14 +846,9 @@ def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGr
         tp, pp = int(parts.pop("tp", 1)), int(parts.pop("pp", 1))
         dp = int(parts.pop("dp")) if "dp" in parts else None
         cp = int(parts.pop("cp", 1))
-        given_mb = parts.pop("mb", None)
-        mb = int(given_mb) if given_mb is not None else job.micro_batch_size
-        given_recompute = parts.pop("recompute", None)
-        recompute = (
-            Recompute(given_recompute)
-            if given_recompute is not None
-            else (Recompute(job.activation_recompute) if job.activation_recompute else None)
-        )
+        # left out: None, and LayoutGrid.partial takes the workload's own field or searches
+        mb = int(parts.pop("mb")) if "mb" in parts else None
+        recompute = Recompute(parts.pop("recompute")) if "recompute" in parts else None
     except ValueError as exc:
         raise HardwareError(f"--layout {text!r}: {exc}") from None
     for name, value in (("tp", tp), ("pp", pp), ("dp", dp), ("mb", mb), ("cp", cp)):

@@ -69,7 +69,6 @@ UNKNOWN_GBPS_PER_NODE_WORST = 32.0
 # (https://github.com/LambdaLabs/docsy-lambda-docs/blob/d8b13853b3224fe2b0f2f44df2adf44aa0adee94/content/en/cloud/network-bandwidth.md),
 # not the 400 Gb/s per GPU of an RDMA back-end network.
 STATED_TCP_GBPS_PER_NODE: tuple[float, float] = (UNKNOWN_GBPS_PER_NODE_WORST, 200.0)
-TCP_CLASSES = frozenset({"ethernet"})
 # What a fabric class really carries per node (Gb/s), for the "what if this offer had fabric X"
 # view when the offer does not state that class's bandwidth; 8-GPU nodes as their providers
 # document them:
@@ -670,7 +669,7 @@ def _plan(
         classes = (stated, stated) if stated else UNKNOWN_FABRIC_RANGE
         if gbps:
             bandwidth = (gbps, gbps)
-        elif stated in TCP_CLASSES:
+        elif stated == "ethernet":  # TCP on the front-end network
             bandwidth = (
                 STATED_TCP_GBPS_PER_NODE[0] / per_node,
                 STATED_TCP_GBPS_PER_NODE[1] / per_node,

@@ -57,8 +57,9 @@ def load_workload(name_or_file: str) -> Workload:
     base = fields.pop("preset", None)
     if base is not None:
         # a named architecture: the preset's fields (with their sources), the file's on top
-        if not isinstance(base, str) or base not in presets():
-            raise WorkloadError(f"{path}: preset: {base!r} is not one of {', '.join(presets())}")
-        fields = {**presets()[base]["workload"], "name": f"{base} ({path.stem})", **fields}
+        known = presets()
+        if not isinstance(base, str) or base not in known:
+            raise WorkloadError(f"{path}: preset: {base!r} is not one of {', '.join(known)}")
+        fields = {**known[base]["workload"], "name": f"{base} ({path.stem})", **fields}
     fields.setdefault("name", path.stem)
     return parse_workload(fields, str(path))

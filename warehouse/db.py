@@ -136,6 +136,10 @@ def damaged(path: Path, exc: duckdb.Error) -> WarehouseError | None:
     )
 
 
+# a read retries its open while publishes rename new snapshots over the path (_file_id)
+_OPEN_TRIES = 3
+
+
 def _open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     if not path.exists():
         raise WarehouseMissingError(
@@ -157,9 +161,6 @@ def _open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
             ) from exc
     con.execute("set TimeZone = 'UTC'")
     return con
-
-
-_OPEN_TRIES = 3
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:

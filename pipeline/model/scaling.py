@@ -389,7 +389,8 @@ def estimate(
     params_here = dense_here + experts_here
     # what one optimizer shard holds once ZeRO splits each part over its own group
     sharded_here = dense_here / dp + experts_here / edp
-    shard_params = p_train / (t * p) if workload.lora is not None else params_here
+    lora_here = p_train / (t * p)  # a LoRA job's trainable adapters per GPU
+    shard_params = lora_here if workload.lora is not None else params_here
     grad_bytes = shard_params * 2.0
     backward = compute * 2.0 / 3.0
     if workload.zero_stage == 3:
@@ -442,7 +443,7 @@ def estimate(
     # ---- bubble, optimizer, step (4.6, 4.7)
     bubble = (p - 1) / (v * m) * compute
     optimizer_params = (
-        (p_train / (t * p) / np.where(workload.zero_stage >= 1, dp, 1.0))
+        (lora_here / np.where(workload.zero_stage >= 1, dp, 1.0))
         if workload.lora is not None
         else (sharded_here if workload.zero_stage >= 1 else params_here)
     )
@@ -460,7 +461,7 @@ def estimate(
     # ---- memory per GPU (4.8): bf16 weights and gradients, fp32 Adam states and master
     # weights (2 + 2 + 12 bytes per parameter), each ZeRO stage sharding more of them
     if workload.lora is not None:
-        states = 2.0 * params_here + 16.0 * p_train / (t * p)
+        states = 2.0 * params_here + 16.0 * lora_here
     else:
         states = {
             0: 16.0 * params_here,
