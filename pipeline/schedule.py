@@ -535,15 +535,10 @@ def serve(settings: Settings, offline: bool) -> int:
             )
             runner.stopping.set()
             # not from the handler itself: the main loop may hold the scheduler's locks
-            threading.Thread(target=shut_down_once_started, daemon=True).start()
+            threading.Thread(target=shut_down, daemon=True).start()
 
-        def shut_down_once_started() -> None:
-            # a signal between the handler's installation and the scheduler's start would
-            # find nothing to shut down, and the scheduler would then run forever
-            deadline = time.monotonic() + 60
-            while not scheduler.running and time.monotonic() < deadline:
-                time.sleep(0.05)
-            with contextlib.suppress(SchedulerNotRunningError):
+        def shut_down() -> None:
+            with contextlib.suppress(SchedulerNotRunningError):  # not started yet: see started
                 scheduler.shutdown(wait=False)
 
         signal.signal(signal.SIGTERM, stop)
@@ -559,6 +554,10 @@ def serve(settings: Settings, offline: bool) -> int:
                 "replaying fixtures" if offline else "live",
                 f"; export daily to {config.export_dir}" if config.export_dir else "",
             )
+            # a signal between the handler's installation and here found nothing to shut
+            # down; the scheduler runs by now, so a later signal's shutdown finds it running
+            if runner.stopping.is_set():
+                threading.Thread(target=shut_down, daemon=True).start()
 
         scheduler.add_listener(started, EVENT_SCHEDULER_STARTED)
         scheduler.start()  # returns after shutdown

@@ -67,8 +67,7 @@ def start(folder: Path, config: Path, *args: str) -> subprocess.Popen[str]:
 def watched(folder: Path, config: Path, *args: str) -> tuple[subprocess.Popen[str], Watch]:
     """A scheduler started with its log read as it runs."""
     process = start(folder, config, *args)
-    process.watch = Watch(process)  # type: ignore[attr-defined]
-    return process, process.watch  # type: ignore[attr-defined]
+    return process, Watch(process)
 
 
 class Watch:
@@ -97,9 +96,11 @@ class Watch:
         return wait_for(lambda: self.count(needle) >= times, timeout)
 
 
-def stop(process: subprocess.Popen[str], timeout: float = 40) -> tuple[int, str, float]:
+def stop(
+    process: subprocess.Popen[str], watch: Watch | None = None, timeout: float = 40
+) -> tuple[int, str, float]:
     """SIGTERM, then the exit code, the whole log and how long the stop took."""
-    watch = process.watch if hasattr(process, "watch") else Watch(process)
+    watch = watch or Watch(process)
     began = time.monotonic()
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=timeout)
@@ -162,7 +163,7 @@ def test_two_schedulers_at_once_the_second_refuses_and_each_trigger_fires_once(t
     began = time.monotonic()
     # three runs of the 4-second trigger, however slowly this machine crawls
     assert winner_log.wait("skypilot_hyperbolic: ok", timeout=120, times=3), winner_log.text
-    code, log, _ = stop(winner)
+    code, log, _ = stop(winner, winner_log)
     elapsed = time.monotonic() - began + 2
     assert code == 0, log
     done = runs(tmp_path, "skypilot_hyperbolic")
@@ -185,7 +186,7 @@ def test_a_crawl_slower_than_its_interval_never_overlaps_and_the_skip_is_logged(
     # a crawl takes seconds, the trigger fires every second: a fire meets a running crawl
     assert watch.wait("skipped: the previous run is still going", timeout=120), watch.text
     assert watch.wait("skypilot_hyperbolic: ok", timeout=120, times=2), watch.text
-    code, log, _ = stop(process)
+    code, log, _ = stop(process, watch)
     assert code == 0, log
     done = runs(tmp_path, "skypilot_hyperbolic")
     assert len(done) >= 2
@@ -212,7 +213,7 @@ def test_after_downtime_each_job_gets_exactly_one_catch_up_run(tmp_path):
     # second catch-up run would have started (both would be due at start-up)
     assert watch.wait("skypilot_hyperbolic: ok", timeout=120), watch.text
     assert watch.wait("estimates", timeout=120), watch.text
-    code, log, _ = stop(process)
+    code, log, _ = stop(process, watch)
     assert code == 0, log
     assert len(runs(tmp_path, "skypilot_hyperbolic")) == before + 1, log
     assert watch.count("crawl started (catch-up)") == 1, log
@@ -305,12 +306,12 @@ def test_the_lock_is_released_when_the_scheduler_stops(tmp_path):
     first, first_log = watched(tmp_path, config, "--offline")
     assert first_log.wait("scheduling 1 sources", timeout=60), first_log.text  # lock held
     assert (tmp_path / "data" / "scheduler.lock").exists()
-    assert stop(first)[0] == 0
+    assert stop(first, first_log)[0] == 0
     again, again_log = watched(tmp_path, config, "--offline")
     # it schedules only once it holds the lock: the first one released it
     assert again_log.wait("scheduling 1 sources", timeout=60), again_log.text
     assert again.poll() is None, again_log.text
-    assert stop(again)[0] == 0
+    assert stop(again, again_log)[0] == 0
 
 
 def test_a_source_can_have_its_own_staleness_threshold(tmp_path):
