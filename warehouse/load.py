@@ -126,10 +126,14 @@ def load_reference(con: duckdb.DuckDBPyConnection, reference_dir: Path = REFEREN
                 f"{table} ({expected})"
             )
         con.execute(f"delete from {table}")
+        # the dialect and columns stated, not sniffed: a malformed row fails with its line
+        # instead of loading with its columns shifted (the header is the table's, checked above)
+        columns = ", ".join(f"'{name}': 'VARCHAR'" for name in expected)
         try:
             con.execute(
-                f"insert into {table} by name "
-                "select * from read_csv(?, header = true, all_varchar = true, quote = '\"')",
+                f"insert into {table} by name select * from read_csv(?, header = true, "
+                "auto_detect = false, delim = ',', quote = '\"', escape = '\"', "
+                f"columns = {{{columns}}})",
                 [str(path)],
             )
         except duckdb.Error as exc:

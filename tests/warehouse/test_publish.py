@@ -67,6 +67,19 @@ def test_reference_csv_with_wrong_columns_is_refused_and_changes_nothing(tmp_pat
     assert current_snapshot(warehouse_path) == before
 
 
+def test_a_reference_row_with_a_stray_quote_is_refused_with_its_line(tmp_path, warehouse_path):
+    # a sniffing reader took such a file with its columns shifted; the stated dialect refuses it
+    reference = tmp_path / "reference"
+    shutil.copytree(db.SQL_DIR.parent / "reference", reference)
+    path = reference / "instance_gpus.csv"
+    good = path.read_text()
+    path.write_text(good + 'aws,p9.test,H100-SXM-80GB,8,"says "id": "x" unescaped"\n')
+    before = current_snapshot(warehouse_path)
+    with pytest.raises(WarehouseError, match=r"instance_gpus.csv does not load: .*Line"):
+        init_warehouse(warehouse_path, reference)
+    assert current_snapshot(warehouse_path) == before
+
+
 def test_an_ok_run_becomes_current_and_the_next_one_replaces_it(warehouse_path):
     status, result = publish_synthetic(warehouse_path, 50, source="alpha", seed=1)
     assert status is RunStatus.OK and result.snapshot.snapshot_id == 2
