@@ -74,8 +74,9 @@ def test_secure_and_community_cloud_are_separate_offers(parsed):
     assert offers[("NVIDIA B200 (secure cloud)", "on_demand")]["price"] == 6.79
     assert offers[("NVIDIA B200 (community cloud)", "on_demand")]["gpu_model"] == "B200-SXM-180GB"
     assert offers[("NVIDIA H200 (secure cloud)", "on_demand")]["price"] == 4.59
-    # the id "NVIDIA H200" does not say SXM or NVL: not guessed
-    assert offers[("NVIDIA H200 (secure cloud)", "on_demand")]["gpu_model"] is None
+    # the id "NVIDIA H200" does not say SXM or NVL; RunPod's displayName "H200 SXM" for it
+    # does (instance_gpus.csv), and the NVL card is the separate id "NVIDIA H200 NVL"
+    assert offers[("NVIDIA H200 (secure cloud)", "on_demand")]["gpu_model"] == "H200-SXM-141GB"
     a100 = offers[("NVIDIA A100-SXM4-40GB (community cloud)", "on_demand")]
     assert (a100["gpu_model"], a100["price"], a100["gpu_memory_gb"]) == ("A100-SXM-40GB", 1, 40)
     assert offers[("NVIDIA A100 80GB PCIe (secure cloud)", "on_demand")]["gpu_model"] == (

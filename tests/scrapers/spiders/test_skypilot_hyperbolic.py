@@ -19,8 +19,9 @@ def test_three_h100_configurations():
     three = by_type[("3x-H100-224-2165", "on_demand")]
     assert (three["provider"], three["region"], three["gpu_count"]) == ("hyperbolic", "default", 3)
     assert three["price_usd_per_gpu_hour"] == 1.29
-    # 81559 MiB per GPU = 79.65 GB; bare "H100" stays unknown
-    assert (three["gpu_memory_gb"], three["gpu_model"]) == (79.65, None)
+    # 81559 MiB per GPU = 79.65 GB; the bare "H100" is settled by the catalog's own GPU name
+    # "NVIDIA-H100-80GB-HBM3", the SXM5 part (instance_gpus.csv)
+    assert (three["gpu_memory_gb"], three["gpu_model"]) == (79.65, "H100-SXM-80GB")
     assert (three["vcpus"], three["ram_gb"]) == (224, 2165)
 
 
