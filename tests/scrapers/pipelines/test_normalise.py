@@ -104,8 +104,9 @@ def test_a_currency_without_a_rate_is_dropped(crawler, raw_offer):
         # Lambda sells a 1x SXM and a 1x PCIe A100 40 GB; its dashboard names them apart
         ("lambda", "gpu_1x_a100", "A100", 40, "A100-PCIE-40GB"),
         ("lambda", "gpu_1x_a100_sxm4", "A100", 40, "A100-SXM-40GB"),
-        # a provider that does not settle the part: no row, no model (OCI's V100 shapes)
-        ("oracle", "BM.GPU3.8", "V100", 16, None),
+        # a part settled by the provider's own output on that shape, and one nothing settles
+        ("oracle", "BM.GPU3.8", "V100", 16, "V100-SXM-16GB"),
+        ("oracle", "VM.GPU3.4", "V100", 16, None),
     ],
 )
 def test_an_instance_type_documented_by_its_provider_names_the_gpu(
