@@ -228,3 +228,55 @@ def test_script_prints_table_and_summaries(monkeypatch, capsys, mapped):
     assert "| run id | GPUs | layout |" in out
     assert out.count("n = 5: median error") == 2  # default and fitted constants
     assert "## fitted constants" in out and "## skipped rows" in out
+
+
+# a coarse grid: the same fit, few enough evaluations for a test
+COARSE = {"eta_compute_max": 3, "matrix_width_half": 3, "fp8_efficiency_factor": 2, "dp_overlap": 2}
+
+
+def test_each_family_is_predicted_by_constants_fitted_without_it(mapped):
+    cases = mapped[0]
+    families = {"megatron2021", "megatron", "mcore"}
+    subset = [c for c in cases if c.family in families][::2] + [c for c in cases if not c.verified][
+        :1
+    ]
+    held_out = validation.leave_one_family_out(subset, grid_points=COARSE)
+    verified = [c for c in subset if c.verified]
+    assert [group.family for group in held_out] == sorted({c.family for c in verified})
+    for group in held_out:
+        others = [c for c in verified if c.family != group.family]
+        fitted, report = fit_constants(others, grid_points=COARSE)
+        assert group.constants == report.fitted  # fitted on the other families alone
+        mine = [c for c in verified if c.family == group.family]
+        assert [s.run_id for s in group.scores] == [c.run_id for c in mine]
+        assert [s.timing_error_percent for s in group.scores] == [
+            s.timing_error_percent for s in score(mine, fitted)
+        ]
+    # a VERIFY row is neither fitted on nor scored
+    assert not {s.run_id for g in held_out for s in g.scores} & {
+        c.run_id for c in subset if not c.verified
+    }
+    table = validation.held_out_table(held_out)
+    assert f"| all, each family held out | {len(verified)} |" in table
+    with pytest.raises(ValueError, match="two families"):
+        validation.leave_one_family_out([c for c in verified if c.family == "megatron2021"])
+
+
+def test_the_documented_held_out_figures_are_for_these_rows_and_defaults(mapped):
+    # the block takes minutes to regenerate (one fit per family), so it is checked by the
+    # inputs it states: today's verified rows, families and default constants
+    cases = mapped[0]
+    text = DOCS_FILE.read_text(encoding="utf-8")
+    block = text[text.index(validation.HELD_OUT_START) : text.index(validation.HELD_OUT_END)]
+    verified = [c for c in cases if c.verified]
+    stale = "docs/MODEL.md's held-out block is out of date: run python -m bench.model_docs"
+    assert f"family's {len(verified)} verified rows" in block, stale
+    for family in {c.family for c in verified}:
+        assert f"| {family} | {sum(c.family == family for c in verified)} |" in block, stale
+    d = ModelConstants()
+    stated = (
+        f"eta_compute_max={d.eta_compute_max:g}, matrix_width_half={d.matrix_width_half:g}, "
+        f"dp_overlap={d.dp_overlap:g}"
+    )
+    assert stated in block, stale
+    assert f"| all, each family held out | {len(verified)} |" in block, stale
