@@ -268,53 +268,83 @@ def _gemm_width(workload: Workload, t: Array) -> Array:
     return sum(weight * k * n / (k + n) for k, n, weight in gemms) / total
 
 
-def estimate(
-    workload: Workload,
-    hw: HardwareProfiles,
-    layout: LayoutGrid | None = None,
-    constants: ModelConstants | None = None,
-) -> Estimate:
-    """Estimate ``workload`` on every profile of ``hw``; search layouts unless one is given."""
-    c = constants or ModelConstants()
-    if layout is None:
-        layout = LayoutGrid.search(workload, int(np.max(hw.nvlink_domain_gpus)))
+@dataclass(frozen=True)
+class _Grid:
+    """What every term reads: hardware profiles (P, 1) broadcast against layouts (1, K)."""
+
+    col: dict[str, Array]  # the profiles' columns, shaped (P, 1)
+    columns: HardwareProfiles  # the same, as profiles (for the fabric's scale curve)
+    t: Array
+    p: Array
+    b: Array  # micro-batch
+    v: Array  # interleaved chunks per stage
+    rc: Array  # recompute mode index (RECOMPUTE_MODES)
+    share: Array  # share of the layers fully recomputed
+    dp: Array
+    m: Array  # micro-batches per step per pipeline
+    nodes: Array
+    nvlink_bus: Array
+    net_step: Array  # the fabric's NCCL step latency
+    beta: float  # bytes per activation element
+
+    def fabric_bus(self, group_nodes: Array) -> Array:
+        """The fabric's bus bandwidth per GPU for a group spanning ``group_nodes`` nodes."""
+        return self.col["nic_bytes_per_s"] * fabric_efficiency(self.columns, group_nodes)
+
+
+def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: ModelConstants) -> _Grid:
     col = {name: getattr(hw, name)[:, None] for name in vars(hw)}  # (P, 1)
-    columns = HardwareProfiles(**col)  # the same profiles, shaped to broadcast against layouts
     t, p, b = layout.tp[None, :], layout.pp[None, :], layout.micro_batch[None, :]  # (1, K)
-    v = layout.virtual[None, :]
     rc = layout.recompute[None, :]
     assert layout.recompute_share is not None
-    share = np.where(rc == 2, layout.recompute_share[None, :], 0.0)  # layers fully recomputed
-    n_gpu, per_node, domain = col["gpu_count"], col["gpus_per_node"], col["nvlink_domain_gpus"]
-
-    dp = n_gpu / (t * p)
-    sequences = float(workload.batch_sequences)
-    m = sequences / (dp * b)  # micro-batches per step per pipeline
-    valid = (
-        (np.mod(n_gpu, t * p) == 0)
-        & (t <= domain)
-        & (np.mod(sequences, dp * b) == 0)
-        & (m >= 1)
-        & ((v == 1) | (m >= p))  # an interleaved schedule needs a micro-batch per stage
+    dp = col["gpu_count"] / (t * p)
+    return _Grid(
+        col=col,
+        columns=HardwareProfiles(**col),
+        t=t,
+        p=p,
+        b=b,
+        v=layout.virtual[None, :],
+        rc=rc,
+        share=np.where(rc == 2, layout.recompute_share[None, :], 0.0),
+        dp=dp,
+        m=float(workload.batch_sequences) / (dp * b),
+        nodes=np.ceil(col["gpu_count"] / col["gpus_per_node"]),
+        nvlink_bus=col["scaleup_bytes_per_s"] * c.nvlink_efficiency,
+        net_step=c.network_step_latency_s * col["fabric_alpha_multiplier"],
+        beta=1.0 if workload.precision is Precision.FP8 else 2.0,
     )
 
-    s, h, layers = workload.seq_len, workload.hidden_size, workload.layers
-    vocab = workload.vocab_size
-    tokens_step = workload.batch_tokens
-    beta = 1.0 if workload.precision is Precision.FP8 else 2.0  # bytes per activation element
-    moe = workload.moe
 
-    # ---- compute (model-notes 4.1)
-    attention_flops = 12.0 * layers * s * h  # per token, fwd + bwd
+def _valid(workload: Workload, g: _Grid) -> Array:
+    """Layouts the GPUs and the batch divide into, TP inside the NVLink domain."""
+    n_gpu, sequences = g.col["gpu_count"], float(workload.batch_sequences)
+    return (
+        (np.mod(n_gpu, g.t * g.p) == 0)
+        & (g.t <= g.col["nvlink_domain_gpus"])
+        & (np.mod(sequences, g.dp * g.b) == 0)
+        & (g.m >= 1)
+        & ((g.v == 1) | (g.m >= g.p))  # an interleaved schedule needs a micro-batch per stage
+    )
+
+
+def _model_flops_step(workload: Workload) -> float:
+    """The model FLOPs of one step (model-notes 4.1), recompute excluded."""
+    attention_flops = 12.0 * workload.layers * workload.seq_len * workload.hidden_size
     p_act, p_train = workload.active_params, workload.trainable_params
     if workload.lora is None:
-        model_flops_token = 6.0 * p_act + attention_flops
+        model_flops_token = 6.0 * p_act + attention_flops  # per token, fwd + bwd
     else:  # frozen base: forward and input gradients only; weight gradients for adapters
         model_flops_token = 4.0 * p_act + 6.0 * p_train + attention_flops
-    model_flops_step = model_flops_token * tokens_step
+    return model_flops_token * workload.batch_tokens
+
+
+def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
+    """Compute time per step (model-notes 4.1), unfused attention's score traffic included."""
+    col, t, share = g.col, g.t, g.share
     # full recompute re-runs the forward of the layers it covers: 8PD instead of 6PD (4.1)
     recompute_extra = share / 3.0
-    hw_flops_step = model_flops_step * (1.0 + recompute_extra)
+    hw_flops_step = _model_flops_step(workload) * (1.0 + recompute_extra)
     # the per-rank matrix width at which a GPU reaches half its efficiency grows with its
     # ridge point (peak FLOP/s over HBM bytes/s): a faster GPU needs bigger matrices
     width = _gemm_width(workload, t)
@@ -325,59 +355,67 @@ def estimate(
         eta = eta * np.where(col["peak_fp8"] > col["peak_bf16"], c.fp8_efficiency_factor, 1.0)
     else:
         peak = col["peak_bf16"]
-    compute = hw_flops_step / (n_gpu * peak * eta)
+    compute = hw_flops_step / (col["gpu_count"] * peak * eta)
     if not workload.flash_attention:
         # unfused attention moves its s x s scores through HBM: the fused scale-mask-softmax
         # reads and writes them (2 + 2 bytes per element forward, 6 backward) and dropout
         # adds a read, a write and a mask (5 each way); a full recompute repeats the forward
+        s = workload.seq_len
         forward = 4.0 + (5.0 if workload.dropout else 0.0)
         backward = 6.0 + (5.0 if workload.dropout else 0.0)
         per_score = forward * (1.0 + share) + backward
-        scores_per_gpu = (layers / p) * m * b * (workload.heads / t) * float(s) * s
+        scores_per_gpu = (workload.layers / g.p) * g.m * g.b * (workload.heads / t) * float(s) * s
         compute = compute + scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
+    return compute
 
-    # ---- links
-    nodes = np.ceil(n_gpu / per_node)
-    nvlink_bus = col["scaleup_bytes_per_s"] * c.nvlink_efficiency
-    net_step = c.network_step_latency_s * col["fabric_alpha_multiplier"]
 
-    def fabric_bus(group_nodes: Array) -> Array:
-        return col["nic_bytes_per_s"] * fabric_efficiency(columns, group_nodes)
-
-    # ---- tensor parallel: 4 collectives per layer per micro-batch (+2 with full recompute)
-    tp_volume = b * s * h * beta
-    tp_colls = 4.0 + 2.0 * share
+def _tp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
+    """Tensor parallel: 4 all-reduces per layer per micro-batch (+2 with full recompute)."""
+    tp_volume = g.b * workload.seq_len * workload.hidden_size * g.beta
+    tp_colls = 4.0 + 2.0 * g.share
     tp_time = (
-        (m * layers / p)
+        (g.m * workload.layers / g.p)
         * tp_colls
         * _ring_allreduce(
-            tp_volume, t, nvlink_bus, c.nvlink_step_latency_s, c.collective_base_latency_s
+            tp_volume, g.t, g.nvlink_bus, c.nvlink_step_latency_s, c.collective_base_latency_s
         )
     )
     if workload.tp_comm_overlap:  # collectives split and pipelined with the GEMMs
         tp_time = tp_time * (1.0 - c.tp_overlap_share)
+    return tp_time
 
-    # ---- pipeline: activations cross (p-1) stage boundaries on the critical path, fwd + bwd
-    multi_node = nodes > 1
-    p2p_bus = np.where(multi_node, fabric_bus(np.minimum(p, nodes)), nvlink_bus)
-    p2p_latency = np.where(multi_node, net_step, c.nvlink_step_latency_s)
-    pp_time = np.where(
-        p > 1, 2.0 * (p - 1) * v * (p2p_latency + tp_volume / t / np.maximum(p2p_bus, 1.0)), 0.0
+
+def _pp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
+    """Pipeline: activations cross (p-1) stage boundaries on the critical path, fwd + bwd."""
+    p = g.p
+    tp_volume = g.b * workload.seq_len * workload.hidden_size * g.beta
+    multi_node = g.nodes > 1
+    p2p_bus = np.where(multi_node, g.fabric_bus(np.minimum(p, g.nodes)), g.nvlink_bus)
+    p2p_latency = np.where(multi_node, g.net_step, c.nvlink_step_latency_s)
+    return np.where(
+        p > 1,
+        2.0 * (p - 1) * g.v * (p2p_latency + tp_volume / g.t / np.maximum(p2p_bus, 1.0)),
+        0.0,
     )
 
-    # ---- data parallel / ZeRO / FSDP (4.4) over a hierarchical group (4.3)
-    dp_per_node = np.maximum(1.0, np.minimum(dp, per_node / np.minimum(t * p, per_node)))
-    dp_nodes = np.ceil(dp / dp_per_node)
-    dp_bus = np.where(
-        dp_nodes > 1,
-        np.minimum(nvlink_bus, dp_per_node * fabric_bus(dp_nodes)),
-        nvlink_bus,
-    )
-    dp_latency = np.where(dp_nodes > 1, net_step, c.nvlink_step_latency_s)
-    # parameters held per GPU (4.8): the dense part split by TP and PP; the routed experts
-    # split by PP and by EP over the stage's dp x tp GPUs (expert TP 1, as DeepSeek-V3 and
-    # Megatron-Core's MoE recipes run), so each expert's copies form an expert-data-parallel
-    # group of dp x tp / ep GPUs, over which ZeRO shards its states and its gradients reduce
+
+@dataclass(frozen=True)
+class _Parameters:
+    """Parameters held per GPU (model-notes 4.8) and the expert groups they shard over."""
+
+    ep: Array  # expert-parallel ranks
+    edp: Array  # expert-data-parallel ranks: each expert's copies
+    here: Array  # parameters one GPU holds
+    sharded: Array  # what one optimizer shard holds once ZeRO splits each part over its group
+    lora: Array  # a LoRA job's trainable adapters per GPU
+
+
+def _parameters(workload: Workload, g: _Grid) -> _Parameters:
+    # the dense part split by TP and PP; the routed experts split by PP and by EP over the
+    # stage's dp x tp GPUs (expert TP 1, as DeepSeek-V3 and Megatron-Core's MoE recipes run),
+    # so each expert's copies form an expert-data-parallel group of dp x tp / ep GPUs, over
+    # which ZeRO shards its states and its gradients reduce
+    t, p, dp, moe = g.t, g.p, g.dp, workload.moe
     ep = (
         np.minimum(float(moe.expert_parallel or moe.experts), dp * t)
         if moe is not None
@@ -386,11 +424,29 @@ def estimate(
     edp = dp * t / ep
     dense_here = (workload.total_params - workload.expert_params) / (t * p)
     experts_here = workload.expert_params / (p * ep)
-    params_here = dense_here + experts_here
-    # what one optimizer shard holds once ZeRO splits each part over its own group
-    sharded_here = dense_here / dp + experts_here / edp
-    lora_here = p_train / (t * p)  # a LoRA job's trainable adapters per GPU
-    shard_params = lora_here if workload.lora is not None else params_here
+    return _Parameters(
+        ep=ep,
+        edp=edp,
+        here=dense_here + experts_here,
+        sharded=dense_here / dp + experts_here / edp,
+        lora=workload.trainable_params / (t * p),
+    )
+
+
+def _dp_comm(
+    workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters, compute: Array
+) -> tuple[Array, Array]:
+    """Data parallel / ZeRO / FSDP (4.4) over a hierarchical group (4.3): (time, exposed)."""
+    dp, t, p, per_node = g.dp, g.t, g.p, g.col["gpus_per_node"]
+    dp_per_node = np.maximum(1.0, np.minimum(dp, per_node / np.minimum(t * p, per_node)))
+    dp_nodes = np.ceil(dp / dp_per_node)
+    dp_bus = np.where(
+        dp_nodes > 1,
+        np.minimum(g.nvlink_bus, dp_per_node * g.fabric_bus(dp_nodes)),
+        g.nvlink_bus,
+    )
+    dp_latency = np.where(dp_nodes > 1, g.net_step, c.nvlink_step_latency_s)
+    shard_params = params.lora if workload.lora is not None else params.here
     grad_bytes = shard_params * 2.0
     backward = compute * 2.0 / 3.0
     if workload.zero_stage == 3:
@@ -398,76 +454,81 @@ def estimate(
         # micro-batch, layer by layer, and reduce-scatters the gradients once per step;
         # the gathers are prefetched under the whole compute, not only the backward
         gather = _ring_gather(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
-        dp_time = (2.0 * m + 1.0) * gather + 2.0 * m * (layers / p) * np.where(
+        dp_time = (2.0 * g.m + 1.0) * gather + 2.0 * g.m * (workload.layers / p) * np.where(
             dp > 1, dp_latency, 0.0
         )
         dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * compute)
     else:
         dp_time = _ring_allreduce(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
         dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * backward)
+    return dp_time, dp_exposed
 
-    # ---- expert parallel all-to-all (4.4)
-    if moe is not None:
-        moe_layers = round(layers * moe.moe_layer_fraction)
-        # with TP, sequence parallelism splits the tokens (Megatron requires it for MoE with
-        # TP > 1): each rank dispatches s/t of them, then gathers over TP on NVLink
-        volume = b * s / t * moe.top_k * h * beta * (ep - 1) / ep
-        local = np.minimum(ep, domain / t)
-        nvlink_part = (np.maximum(local, 1.0) - 1) / ep
-        nic_part = np.maximum(0.0, ep - local) / ep
-        a2a_nodes = np.ceil(ep * t / per_node)
-        a2a_bus = fabric_bus(np.maximum(a2a_nodes, 1.0)) * c.alltoall_efficiency
-        one = (
-            c.collective_base_latency_s
-            + (ep - 1) * np.where(nic_part > 0, net_step, c.nvlink_step_latency_s)
-            + volume * nvlink_part / nvlink_bus
-            + volume * nic_part / np.maximum(a2a_bus, 1.0)
-        )
-        ep_time = np.where(ep > 1, (m * moe_layers / p) * 4.0 * one, 0.0)
-        # the part of it spent on the fabric: bytes to peers outside the NVLink domain
-        ep_fabric = np.where(
-            (ep > 1) & (nic_part > 0),
-            (m * moe_layers / p)
-            * 4.0
-            * ((ep - 1) * net_step + volume * nic_part / np.maximum(a2a_bus, 1.0)),
-            0.0,
-        )
-        if workload.ep_comm_overlap:
-            # hidden under the compute of the micro-batch it is paired with, never more
-            hidden = c.ep_overlap_share * np.minimum(ep_time, compute)
-            kept = np.where(ep_time > 0, 1.0 - hidden / np.maximum(ep_time, 1e-30), 1.0)
-            ep_time, ep_fabric = ep_time * kept, ep_fabric * kept
-    else:
-        ep_time = ep_fabric = np.zeros_like(compute)
 
-    # ---- bubble, optimizer, step (4.6, 4.7)
-    bubble = (p - 1) / (v * m) * compute
+def _ep_comm(
+    workload: Workload, g: _Grid, c: ModelConstants, ep: Array, compute: Array
+) -> tuple[Array, Array]:
+    """Expert parallel all-to-all (4.4): (time, the part of it spent on the fabric)."""
+    moe = workload.moe
+    if moe is None:
+        zero = np.zeros_like(compute)
+        return zero, zero
+    t, p, m, h, s = g.t, g.p, g.m, workload.hidden_size, workload.seq_len
+    domain, per_node, net_step = g.col["nvlink_domain_gpus"], g.col["gpus_per_node"], g.net_step
+    moe_layers = round(workload.layers * moe.moe_layer_fraction)
+    # with TP, sequence parallelism splits the tokens (Megatron requires it for MoE with
+    # TP > 1): each rank dispatches s/t of them, then gathers over TP on NVLink
+    volume = g.b * s / t * moe.top_k * h * g.beta * (ep - 1) / ep
+    local = np.minimum(ep, domain / t)
+    nvlink_part = (np.maximum(local, 1.0) - 1) / ep
+    nic_part = np.maximum(0.0, ep - local) / ep
+    a2a_nodes = np.ceil(ep * t / per_node)
+    a2a_bus = g.fabric_bus(np.maximum(a2a_nodes, 1.0)) * c.alltoall_efficiency
+    one = (
+        c.collective_base_latency_s
+        + (ep - 1) * np.where(nic_part > 0, net_step, c.nvlink_step_latency_s)
+        + volume * nvlink_part / g.nvlink_bus
+        + volume * nic_part / np.maximum(a2a_bus, 1.0)
+    )
+    ep_time = np.where(ep > 1, (m * moe_layers / p) * 4.0 * one, 0.0)
+    # the part of it spent on the fabric: bytes to peers outside the NVLink domain
+    ep_fabric = np.where(
+        (ep > 1) & (nic_part > 0),
+        (m * moe_layers / p)
+        * 4.0
+        * ((ep - 1) * net_step + volume * nic_part / np.maximum(a2a_bus, 1.0)),
+        0.0,
+    )
+    if workload.ep_comm_overlap:
+        # hidden under the compute of the micro-batch it is paired with, never more
+        hidden = c.ep_overlap_share * np.minimum(ep_time, compute)
+        kept = np.where(ep_time > 0, 1.0 - hidden / np.maximum(ep_time, 1e-30), 1.0)
+        ep_time, ep_fabric = ep_time * kept, ep_fabric * kept
+    return ep_time, ep_fabric
+
+
+def _optimizer(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters) -> Array:
+    """The optimizer step (4.7): the bytes of its parameter shard through HBM."""
     optimizer_params = (
-        (lora_here / np.where(workload.zero_stage >= 1, dp, 1.0))
+        (params.lora / np.where(workload.zero_stage >= 1, g.dp, 1.0))
         if workload.lora is not None
-        else (sharded_here if workload.zero_stage >= 1 else params_here)
+        else (params.sharded if workload.zero_stage >= 1 else params.here)
     )
-    optimizer = optimizer_params * c.optimizer_bytes_per_param / col["hbm_bytes_per_s"]
-    step = (
-        compute * (1.0 + c.overlap_sm_contention)
-        + bubble
-        + tp_time
-        + pp_time
-        + ep_time
-        + dp_exposed
-        + optimizer
-    )
+    return optimizer_params * c.optimizer_bytes_per_param / g.col["hbm_bytes_per_s"]
 
-    # ---- memory per GPU (4.8): bf16 weights and gradients, fp32 Adam states and master
-    # weights (2 + 2 + 12 bytes per parameter), each ZeRO stage sharding more of them
+
+def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters) -> Array:
+    """Bytes per GPU (4.8): bf16 weights and gradients, fp32 Adam states and master weights
+    (2 + 2 + 12 bytes per parameter), each ZeRO stage sharding more of them; activations."""
+    t, p, b, v, m, rc, share = g.t, g.p, g.b, g.v, g.m, g.rc, g.share
+    s, h = workload.seq_len, workload.hidden_size
     if workload.lora is not None:
-        states = 2.0 * params_here + 16.0 * lora_here
+        states = 2.0 * params.here + 16.0 * params.lora
     else:
         states = {
-            0: 16.0 * params_here,
-            1: 4.0 * params_here + 12.0 * sharded_here,
-            2: 2.0 * params_here + 14.0 * sharded_here,
-            3: 16.0 * sharded_here,
+            0: 16.0 * params.here,
+            1: 4.0 * params.here + 12.0 * params.sharded,
+            2: 2.0 * params.here + 14.0 * params.sharded,
+            3: 16.0 * params.sharded,
         }[workload.zero_stage]
     heads = workload.heads
     kept = workload.activation_bytes_per_token_width  # 34 for GPT-3 with dropout
@@ -486,9 +547,63 @@ def estimate(
     # micro-batches there are
     chunks = np.minimum(m * v, 2.0 * (p - 1) + (v - 1) * p + 1)
     in_flight = np.where(v > 1, chunks / v, np.minimum(p, m))
-    activations = (layers / p) * per_layer * in_flight + 4.0 * s * b * vocab / t
-    memory = states + activations + c.buffer_bytes
-    fits = memory <= col["hbm_bytes"] * (1.0 - c.memory_headroom)
+    activations = (
+        workload.layers / p
+    ) * per_layer * in_flight + 4.0 * s * b * workload.vocab_size / t
+    return states + activations + c.buffer_bytes
+
+
+def _goodput(n: Array, c: ModelConstants) -> Array:
+    """Failures (4.9): Young's checkpoint interval and its first-order waste."""
+    mtbf_h = c.gpu_hours_per_interruption / n
+    interval_s = np.sqrt(2.0 * c.checkpoint_s * mtbf_h * 3600.0)
+    waste = (
+        c.checkpoint_s / interval_s
+        + interval_s / (2.0 * mtbf_h * 3600.0)
+        + c.restart_s / (mtbf_h * 3600.0)
+    )
+    return np.clip(1.0 - waste, 0.05, 1.0)
+
+
+def estimate(
+    workload: Workload,
+    hw: HardwareProfiles,
+    layout: LayoutGrid | None = None,
+    constants: ModelConstants | None = None,
+) -> Estimate:
+    """Estimate ``workload`` on every profile of ``hw``; search layouts unless one is given.
+
+    One pure function per term, each over the (profile, layout) grid: compute, the TP, PP,
+    DP and EP collectives, bubble, optimizer, memory; then the fastest valid layout that
+    fits is chosen per profile, and failures turn its step time into time-to-train.
+    """
+    c = constants or ModelConstants()
+    if layout is None:
+        layout = LayoutGrid.search(workload, int(np.max(hw.nvlink_domain_gpus)))
+    g = _grid(workload, hw, layout, c)
+    t, p, b, v, dp = g.t, g.p, g.b, g.v, g.dp
+    valid = _valid(workload, g)
+    compute = _compute(workload, g, c)
+    tp_time = _tp_comm(workload, g, c)
+    pp_time = _pp_comm(workload, g, c)
+    params = _parameters(workload, g)
+    dp_time, dp_exposed = _dp_comm(workload, g, c, params, compute)
+    ep_time, ep_fabric = _ep_comm(workload, g, c, params.ep, compute)
+    bubble = (p - 1) / (v * g.m) * compute  # (4.6)
+    optimizer = _optimizer(workload, g, c, params)
+    step = (
+        compute * (1.0 + c.overlap_sm_contention)
+        + bubble
+        + tp_time
+        + pp_time
+        + ep_time
+        + dp_exposed
+        + optimizer
+    )
+    memory = _memory(workload, g, c, params)
+    fits = memory <= g.col["hbm_bytes"] * (1.0 - c.memory_headroom)
+    model_flops_step = _model_flops_step(workload)
+    tokens_step = workload.batch_tokens
 
     # ---- choose the fastest layout that is valid and fits, per profile
     # a given layout's unstated parts are searched among the choices that fit; when none
@@ -519,15 +634,7 @@ def estimate(
     opt_s = chosen(optimizer)
     n = hw.gpu_count
 
-    # ---- failures and goodput (4.9): Young's interval, first-order waste
-    mtbf_h = c.gpu_hours_per_interruption / n
-    interval_s = np.sqrt(2.0 * c.checkpoint_s * mtbf_h * 3600.0)
-    waste = (
-        c.checkpoint_s / interval_s
-        + interval_s / (2.0 * mtbf_h * 3600.0)
-        + c.restart_s / (mtbf_h * 3600.0)
-    )
-    goodput = np.clip(1.0 - waste, 0.05, 1.0)
+    goodput = _goodput(n, c)
 
     exposed = tp_s + pp_s + ep_s + dp_exp
     fabric_part = np.where(hw.nodes > 1, pp_s + dp_exp, 0.0) + chosen(ep_fabric)
