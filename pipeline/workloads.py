@@ -13,6 +13,8 @@ from pipeline.files import read_json_input
 from pipeline.model.workload import Workload
 
 PRESETS_FILE = Path(__file__).parent / "presets" / "workloads.json"
+# a workload's global batch: in tokens or in sequences, exactly one of them
+BATCH_FIELDS = frozenset({"global_batch_tokens", "global_batch_size"})
 
 
 class WorkloadError(ValueError):
@@ -60,6 +62,12 @@ def load_workload(name_or_file: str) -> Workload:
         known = presets()
         if not isinstance(base, str) or base not in known:
             raise WorkloadError(f"{path}: preset: {base!r} is not one of {', '.join(known)}")
-        fields = {**known[base]["workload"], "name": f"{base} ({path.stem})", **fields}
+        inherited = dict(known[base]["workload"])
+        # the global batch is one quantity in two units: the file's, in either, replaces the
+        # preset's (which would otherwise be refused as a second batch)
+        if BATCH_FIELDS & fields.keys():
+            for name in BATCH_FIELDS:
+                inherited.pop(name, None)
+        fields = {**inherited, "name": f"{base} ({path.stem})", **fields}
     fields.setdefault("name", path.stem)
     return parse_workload(fields, str(path))

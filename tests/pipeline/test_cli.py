@@ -441,6 +441,21 @@ def test_a_workload_file_can_start_from_a_named_architecture(tmp_path):
     full = estimate_json(hw, workload="llama3-70b")
     # the same architecture on a shorter sequence and fewer tokens: less time in all
     assert mine[0]["time_to_train_h"] < full[0]["time_to_train_h"] / 10
+    # a published run states its batch in sequences: it replaces the preset's token batch
+    sequences = tmp_path / "sequences.json"
+    sequences.write_text(json.dumps({"preset": "llama3-70b", "global_batch_size": 256}))
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"preset": "llama3-70b", "global_batch_tokens": 256 * 8192}))
+    by_sequences = estimate_json(hw, workload=str(sequences))[0]
+    assert by_sequences["step_time_s"] == estimate_json(hw, workload=str(tokens))[0]["step_time_s"]
+    # both at once are still two batches: refused, naming them
+    both = tmp_path / "both.json"
+    both.write_text(
+        json.dumps({"preset": "llama3-70b", "global_batch_size": 256, "global_batch_tokens": 1e6})
+    )
+    result = fabricscope("estimate", "-w", str(both), "--hardware", str(hw))
+    assert result.returncode == 2
+    assert "give exactly one of global_batch_tokens and global_batch_size" in result.stderr
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"preset": "llama9-1t"}))
     result = fabricscope("estimate", "-w", str(bad), "--hardware", str(hw))
