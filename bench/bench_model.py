@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bench import llm_analysis_baseline
+from bench import llm_analysis_baseline, model_docs
 from pipeline.catalog import profiles
 from pipeline.model.scaling import estimate
 from pipeline.validation import (
@@ -63,12 +63,15 @@ def _accuracy(report: Callable[[str], None]) -> list[str]:
     verified_extra = [(name, [errors[i] for i in keep]) for name, errors in extra]
     report("leave-one-family-out: one constant fit per source family")
     held_out = held_out_table(leave_one_family_out(cases))
+    blind = model_docs.blind().splitlines()[1:-1]  # the block without its markers
     return [
         f"In-sample: the model's fitted constants were fitted on the {len(verified)} verified "
         "rows, so the tables below flatter it. Held out (each source family predicted with "
         "constants fitted on the other families only; target: median <= 10%, p90 <= 30%):",
         "",
         held_out,
+        "",
+        *blind,
         "",
         f"In-sample, the {len(verified)} verified rows (the accuracy targets' rows; the others' "
         "sources say VERIFY):",

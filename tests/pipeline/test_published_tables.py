@@ -1,0 +1,53 @@
+"""NVIDIA's Megatron-Bridge tables as blind calibration cases (fixtures/published_runs)."""
+
+from __future__ import annotations
+
+import csv
+
+from bench import model_docs
+from pipeline.model.workload import Precision
+from pipeline.published_tables import MEGATRON_BRIDGE, megatron_bridge_cases
+from pipeline.validation import BLIND_END, BLIND_START, DOCS_FILE, score
+
+
+def test_every_row_is_a_case_or_skipped_with_its_reason():
+    with MEGATRON_BRIDGE.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    cases, skipped = megatron_bridge_cases()
+    assert len(cases) + len(skipped) == len(rows) == 260
+    assert all(row.reason for row in skipped)
+    reasons = {row.reason for row in skipped}
+    assert "context parallelism (cp > 1) is not modelled" in reasons
+    assert "precision NVFP4: not modelled" in reasons
+    assert "precision not printed (release 25.09)" in reasons
+    assert len({case.run_id for case in cases}) == len(cases)
+
+
+def test_a_row_maps_its_own_cells():
+    cases = {case.run_id: case for case in megatron_bridge_cases()[0]}
+    # 26.04.01, LLAMA3_70B on DGX-H100 in FP8: 64 GPUs, gbs 256, mbs 1, 8192 tokens,
+    # tp 4, pp 8, cp 1, vp 5, 1664 tokens/s/GPU
+    h100 = cases["mbridge_26.04.01_LLAMA3_70B_DGX-H100_FP8_64gpu_r7"]
+    assert h100.published_tokens_per_s_per_gpu == 1664
+    assert (h100.workload.seq_len, h100.workload.batch_sequences) == (8192, 256)
+    assert h100.workload.precision is Precision.FP8 and h100.workload.layers == 80
+    assert h100.layout is not None and h100.layout.given
+    assert set(h100.layout.tp) == {4} and set(h100.layout.pp) == {8}
+    assert set(h100.layout.virtual) == {5} and set(h100.layout.micro_batch) == {1}
+    assert h100.hardware["gpu_model"] == "H100-SXM-80GB" and h100.hardware["gpu_count"] == 64
+    # a DGX GB200 row: the NVL72 domain and FSDP over its 64 GPUs
+    gb200 = cases["mbridge_26.04.01_LLAMA3_70B_DGX-GB200_FP8_64gpu_r4"]
+    assert gb200.hardware["nvlink_domain_gpus"] == 72
+    assert gb200.workload.zero_stage == 3
+    assert any("reference design assumed" in note for note in gb200.assumptions)
+
+
+def test_the_blind_rows_score_and_the_documented_block_is_the_generated_one():
+    cases, _ = megatron_bridge_cases()
+    assert all(s.predicted_timing > 0 for s in score(cases))
+    text = DOCS_FILE.read_text(encoding="utf-8")
+    documented = text[text.index(BLIND_START) : text.index(BLIND_END) + len(BLIND_END)]
+    assert documented == model_docs.blind(), (
+        "docs/MODEL.md is out of date: run python -m bench.model_docs"
+    )
+    assert f"{len(cases)} rows scored with `ModelConstants()`, none of them fitted on" in documented
