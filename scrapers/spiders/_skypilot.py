@@ -57,7 +57,8 @@ def _amount(price: str) -> float:
 
 
 class SkyPilotCatalog:
-    """Mixin for a ``CsvCatalogSpider``: one offer per priced column of each GPU row.
+    """Mixin for a ``CsvCatalogSpider``: one offer per priced column of each GPU row (rows
+    left out are counted by the spider's ``count_skip``).
 
     Hooks: ``skip_reason`` (rows that are no GPU offer, counted), ``prices`` (which
     columns are real prices), ``gpu_count``, ``gpu_memory_gb`` (per GPU, in GB),
@@ -151,9 +152,6 @@ class SkyPilotCatalog:
         if reason is not None:
             self.count_skip(reason)
         return prices
-
-    def count_skip(self, reason: str) -> None:
-        self.crawler.stats.inc_value(f"fabricscope/skipped/{reason}")
 
     def skip_reason(self, row: dict[str, str]) -> str | None:
         """Why a row is no GPU offer (``fabricscope/skipped/<reason>``), or None."""

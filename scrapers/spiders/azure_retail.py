@@ -83,14 +83,14 @@ class AzureRetailSpider(JsonApiSpider):
             return
         size = GPU_SIZES.get(str(record.get("armSkuName")))
         if size is None:
-            self._skip("gpus_not_stated")
+            self.count_skip("gpus_not_stated")
             return
         if "Windows" in str(record.get("productName")):
-            self._skip("windows")
+            self.count_skip("windows")
             return
         priced = tier_and_price(record)
         if priced is None:
-            self._skip("rate_not_published")
+            self.count_skip("rate_not_published")
             return
         gpu_name, gpu_count, memory = size
         tier, price = priced
@@ -105,7 +105,3 @@ class AzureRetailSpider(JsonApiSpider):
             currency=record.get("currencyCode"),
             source_url=response.url,
         )
-
-    def _skip(self, reason: str) -> None:
-        assert self.crawler.stats is not None
-        self.crawler.stats.inc_value(f"fabricscope/skipped/{reason}")

@@ -31,6 +31,16 @@ from scrapers.run import RunCollector
 from warehouse.models import RunMode
 
 
+def squash(parts: Iterable[str]) -> str:
+    """Text pieces joined with their whitespace collapsed to single spaces."""
+    return " ".join(" ".join(parts).split())
+
+
+def node_text(node: scrapy.Selector) -> str:
+    """All the text inside an HTML node, whitespace collapsed."""
+    return squash(node.css("::text").getall())
+
+
 class FabricscopeSpider(scrapy.Spider):
     item_attributes: ClassVar[dict[str, Any]] = {}
     min_items: ClassVar[int] = 1
@@ -47,6 +57,11 @@ class FabricscopeSpider(scrapy.Spider):
         replay = crawler.settings.getbool("FABRICSCOPE_REPLAY_ENABLED")
         spider.run = RunCollector(spider.name, RunMode.REPLAY if replay else RunMode.LIVE)
         return spider
+
+    def count_skip(self, reason: str, count: int = 1) -> None:
+        """Count records left out on purpose, by reason (``fabricscope/skipped/<reason>``)."""
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(f"fabricscope/skipped/{reason}", count)
 
     def layout_unknown(self, response: Response, detail: str) -> None:
         """Say the page is not what this spider knows; the run then fails."""

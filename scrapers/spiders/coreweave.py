@@ -4,15 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from parsel import Selector
 from scrapy.http import Response
 
 from scrapers.items import RawOffer
-from scrapers.spiders.base import LayoutSpider
-
-
-def _text(node: Selector) -> str:
-    return " ".join(" ".join(node.css("::text").getall()).split())
+from scrapers.spiders.base import LayoutSpider, node_text
 
 
 class CoreweaveSpider(LayoutSpider):
@@ -31,20 +26,20 @@ class CoreweaveSpider(LayoutSpider):
     def parse_component_table(self, response: Response) -> Iterator[RawOffer]:
         """2023 (Webflow): div rows of GPU model, VRAM (GB), max vCPUs, max RAM (GB), price."""
         for body in response.css(".table-body"):
-            header = _text(body.xpath("preceding-sibling::*[1]"))
+            header = node_text(body.xpath("preceding-sibling::*[1]"))
             if "GPU Component Cost Per Hour" not in header:
                 continue  # another table (CPU, storage): not GPU component prices
             for row in body.css(".table-body-row"):
                 cells = row.xpath("./div[contains(@class, 'w-col')]")
                 if len(cells) != 5:
                     continue  # a row cut short (the recorded excerpt ends mid-row) has no price
-                name, vram = _text(cells[0]), _text(cells[1])
+                name, vram = node_text(cells[0]), node_text(cells[1])
                 yield RawOffer(
                     instance_type=f"{name} (per GPU)",
                     gpu_name=name,
                     gpu_count=1,
                     gpu_memory_gb=vram,
                     # max vCPUs / RAM are what may be added (billed extra), not included
-                    price=cells[4].xpath("string(.//strong[1])").get() or _text(cells[4]),
+                    price=cells[4].xpath("string(.//strong[1])").get() or node_text(cells[4]),
                     source_url=response.url,
                 )

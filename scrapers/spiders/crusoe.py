@@ -7,14 +7,10 @@ from collections.abc import Iterator
 from scrapy.http import Response
 
 from scrapers.items import RawOffer
-from scrapers.spiders.base import LayoutSpider
+from scrapers.spiders.base import LayoutSpider, squash
 
 # The table heading names the price columns of every card, left to right.
 _TIERS = {"On-demand": "on_demand", "Current spot": "spot"}
-
-
-def _text(nodes: list[str]) -> str:
-    return " ".join(" ".join(nodes).split())
 
 
 class CrusoeSpider(LayoutSpider):
@@ -36,17 +32,17 @@ class CrusoeSpider(LayoutSpider):
         "NVL72") and one price cell per column ("$3.90/GPU-hr" or "Contact sales").
         """
         headings = [
-            _text(h.css("::text").getall())
+            squash(h.css("::text").getall())
             for h in response.css(".pricing-table-heading .pricing-heading")
         ]
         if len(headings) < 2 or headings[0] != "GPU model" or not set(headings[1:]) <= set(_TIERS):
             return
         tiers = [_TIERS[heading] for heading in headings[1:]]
         for card in response.css(".pricing_gpu-item"):
-            model = _text(card.css(".pricing-item-heading::text").getall())
-            memory = _text(card.css(".pricing-tag.is-dark::text").getall())
-            form = _text(card.css(".pricing-tag:not(.is-dark)::text").getall())
-            cells = [_text(cell.css("*::text").getall()) for cell in card.css(".pricing-rich")]
+            model = squash(card.css(".pricing-item-heading::text").getall())
+            memory = squash(card.css(".pricing-tag.is-dark::text").getall())
+            form = squash(card.css(".pricing-tag:not(.is-dark)::text").getall())
+            cells = [squash(cell.css("*::text").getall()) for cell in card.css(".pricing-rich")]
             if not (model and memory and form) or len(cells) != len(tiers):
                 continue  # an incomplete card (the recorded excerpt ends inside one)
             for tier, price in zip(tiers, cells, strict=True):

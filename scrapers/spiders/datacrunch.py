@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from parsel import Selector
 from scrapy.http import Response
 
 from scrapers.items import RawOffer
 from scrapers.normalise import parse_number
-from scrapers.spiders.base import LayoutSpider
+from scrapers.spiders.base import LayoutSpider, node_text
 
 _PRICE_COLUMNS = {
     "On demand price": "on_demand",
@@ -18,10 +17,6 @@ _PRICE_COLUMNS = {
     "Spot price": "spot",
 }
 _REQUIRED = {"Instance name", "GPU model", "GPU", "CPU", "RAM", "VRAM", "On demand price"}
-
-
-def _text(node: Selector) -> str:
-    return " ".join(" ".join(node.css("::text").getall()).split())
 
 
 class DatacrunchSpider(LayoutSpider):
@@ -41,8 +36,8 @@ class DatacrunchSpider(LayoutSpider):
         for row in response.xpath("//tr[td]"):
             # the header row of this row's table; the recorded excerpt has no <table> tag
             anchor = row.xpath("preceding::th[normalize-space() = 'Instance name'][1]")
-            headers = [_text(th) for th in anchor + anchor.xpath("following-sibling::th")]
-            cells = dict(zip(headers, (_text(td) for td in row.xpath("td")), strict=False))
+            headers = [node_text(th) for th in anchor + anchor.xpath("following-sibling::th")]
+            cells = dict(zip(headers, (node_text(td) for td in row.xpath("td")), strict=False))
             if not cells.keys() >= _REQUIRED or len(row.xpath("td")) != len(headers):
                 continue
             count = parse_number(cells["GPU"])

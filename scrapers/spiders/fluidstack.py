@@ -7,14 +7,10 @@ from collections.abc import Iterator
 from scrapy.http import Response
 
 from scrapers.items import RawOffer
-from scrapers.spiders.base import LayoutSpider
+from scrapers.spiders.base import LayoutSpider, squash
 
 _MEMORY = "VRAM (GB)"
 _TIERS = {"On-Demand Price (/hr)": "on_demand", "1 Year price (/hr)": "reserved_1y"}
-
-
-def _text(nodes: list[str]) -> str:
-    return " ".join(" ".join(nodes).split())
 
 
 class FluidstackSpider(LayoutSpider):
@@ -35,13 +31,13 @@ class FluidstackSpider(LayoutSpider):
     def parse_pricing_table(self, response: Response) -> Iterator[RawOffer]:
         """2025 (Webflow table): model, VRAM (GB), max vCPUs/RAM per GPU, two price columns."""
         for table in response.css("table.pricing_table"):
-            headers = [_text(th.css("*::text").getall()) for th in table.css("thead th")]
+            headers = [squash(th.css("*::text").getall()) for th in table.css("thead th")]
             tiers = {i: _TIERS[h] for i, h in enumerate(headers) if h in _TIERS}
             if _MEMORY not in headers or not tiers:
                 continue
             memory_column = headers.index(_MEMORY)
             for row in table.css("tbody tr"):
-                cells = [_text(cell.css("*::text").getall()) for cell in row.xpath("./th|./td")]
+                cells = [squash(cell.css("*::text").getall()) for cell in row.xpath("./th|./td")]
                 if len(cells) != len(headers) or not cells[0]:
                     continue
                 for column, tier in tiers.items():

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from parsel import Selector
 from scrapy.http import Response
 
 from scrapers.items import RawOffer
-from scrapers.spiders.base import LayoutSpider
+from scrapers.spiders.base import LayoutSpider, node_text
 
 # Section title -> (pricing tier, header of its price column). A reservation's tier
 # depends on its term, read from the section itself (see _reserved_tier).
@@ -30,10 +29,6 @@ _TIER_BY_MONTHS = {
 }
 # the section title: the nearest span before a card that is not inside a card
 _TITLE = "preceding::span[not(ancestor::div[contains(@class, 'page-price_card_main')])][1]"
-
-
-def _text(node: Selector) -> str:
-    return " ".join(" ".join(node.css("::text").getall()).split())
 
 
 def _reserved_tier(text: str) -> str | None:
@@ -61,15 +56,15 @@ class HyperstackSpider(LayoutSpider):
         """2025 (HubSpot): a card per section, each a title then a div table of GPU rows."""
         sections = []
         for card in response.css(".page-price_card_main"):
-            title = _text(card.xpath(_TITLE))
+            title = node_text(card.xpath(_TITLE))
             if title not in _SECTIONS:
                 continue  # CPU, storage... sections
-            headers = [_text(h) for h in card.css(".page-price_card_head_item")]
+            headers = [node_text(h) for h in card.css(".page-price_card_head_item")]
             rows = [
-                [_text(c) for c in row.css(".page-price_card_row_item_col")]
+                [node_text(c) for c in row.css(".page-price_card_row_item_col")]
                 for row in card.css(".page-price_card_row_item")
             ]
-            sections.append((title, headers, rows, f"{title} {_text(card)}"))
+            sections.append((title, headers, rows, f"{title} {node_text(card)}"))
         # VRAM is only in the on-demand table; the other sections name the same models
         memory = {
             row[0]: row[headers.index("VRAM (GB)")]
@@ -86,10 +81,7 @@ class HyperstackSpider(LayoutSpider):
                 tier = _reserved_tier(text)
                 if tier is None:
                     # "Starting from" with no term on the page: no reserved_* tier to give
-                    assert self.crawler.stats is not None
-                    self.crawler.stats.inc_value(
-                        "fabricscope/skipped/reservation_term_unstated", len(rows)
-                    )
+                    self.count_skip("reservation_term_unstated", len(rows))
                     self.logger.warning(f"{title}: no reservation term stated; rows skipped")
                     continue
             price = headers.index(price_header)

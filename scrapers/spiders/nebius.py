@@ -5,20 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from parsel import Selector
 from scrapy.http import Response
 
 from scrapers.items import RawOffer
-from scrapers.spiders.base import LayoutSpider
+from scrapers.spiders.base import LayoutSpider, node_text
 
 _PRICE_COLUMNS = {"Preemptible, GPU-hour": "spot", "On-demand, GPU-hour": "on_demand"}
 # "NVIDIA L40S with Intel CPU": the GPU, then the host it comes with
 _GPU_AND_HOST = re.compile(r"^(?P<gpu>.+?) with \w+ CPU$")
 _RANGE = re.compile(r"\d\s*-\s*\d")  # "16-192" vCPUs: no single value to publish
-
-
-def _text(node: Selector) -> str:
-    return " ".join(" ".join(node.css("::text").getall()).split())
 
 
 def _single(value: str) -> str | None:
@@ -41,7 +36,7 @@ class NebiusSpider(LayoutSpider):
         """2026: div tables (.pc-highlight-table-block), a head row then a row per GPU."""
         for table in response.css(".pc-highlight-table-block__content"):
             headers = [
-                _text(c)
+                node_text(c)
                 for c in table.css(
                     ".pc-highlight-table-block__head .pc-highlight-table-block__cell"
                 )
@@ -51,7 +46,7 @@ class NebiusSpider(LayoutSpider):
             ):
                 continue  # CPU-only and other tables
             for row in table.css(".pc-highlight-table-block__body .pc-highlight-table-block__row"):
-                values = [_text(c) for c in row.css(".pc-highlight-table-block__cell")]
+                values = [node_text(c) for c in row.css(".pc-highlight-table-block__cell")]
                 if len(values) != len(headers):
                     continue
                 cells = dict(zip(headers, values, strict=True))

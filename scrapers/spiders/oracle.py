@@ -34,19 +34,15 @@ class OracleSpider(JsonApiSpider):
     }
     records_path = ("items",)
 
-    def _skip(self, reason: str) -> None:
-        assert self.crawler.stats is not None
-        self.crawler.stats.inc_value(f"fabricscope/skipped/{reason}")
-
     def parse_record(self, record: Any, response: Response) -> Iterator[RawOffer]:
         if not isinstance(record, dict) or not record.get("partNumber"):
-            self._skip("unknown_record")
+            self.count_skip("unknown_record")
             return
         if record.get("metricName") != _GPU_HOUR:
-            self._skip("not_gpu_hour")
+            self.count_skip("not_gpu_hour")
             return
         if not _CLOUD_GPU_CATEGORY.match(record.get("serviceCategory") or ""):
-            self._skip("not_cloud_gpu")
+            self.count_skip("not_cloud_gpu")
             return
         name = " ".join(str(record.get("displayName", "")).split())
         gpu = _GPU_IN_NAME.search(name)
@@ -56,7 +52,7 @@ class OracleSpider(JsonApiSpider):
                 continue
             for price in localization.get("prices") or []:
                 if price.get("model") != _ON_DEMAND:
-                    self._skip("other_price_model")
+                    self.count_skip("other_price_model")
                     continue
                 yield RawOffer(
                     instance_type=f"{name} ({record['partNumber']})",

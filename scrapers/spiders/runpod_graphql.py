@@ -40,23 +40,19 @@ class RunpodGraphqlSpider(JsonApiSpider):
                 callback=self.parse,
             )
 
-    def _skip(self, reason: str) -> None:
-        assert self.crawler.stats is not None
-        self.crawler.stats.inc_value(f"fabricscope/skipped/{reason}")
-
     def parse_record(self, record: Any, response: Response) -> Iterator[RawOffer]:
         if not isinstance(record, dict) or not record.get("id"):
-            self._skip("unknown_record")
+            self.count_skip("unknown_record")
             return
         gpu = record["id"]  # RunPod's GPU type id, e.g. "NVIDIA H100 80GB HBM3"
         if " MIG " in gpu:
             # "... MIG 1g.24gb" is a slice of one GPU: no whole-GPU count fits it
-            self._skip("mig_slice")
+            self.count_skip("mig_slice")
             return
         for field, cloud in _CLOUDS:
             price = record.get(field)
             if not price:
-                self._skip("not_offered")
+                self.count_skip("not_offered")
                 continue
             yield RawOffer(
                 instance_type=f"{gpu} ({cloud})",

@@ -55,7 +55,7 @@ class VastBundlesSpider(JsonApiSpider):
 
     def parse_record(self, record: Any, response: Response) -> Iterator[RawOffer]:
         if not isinstance(record, dict):
-            self.crawler.stats.inc_value("fabricscope/skipped/not_an_offer")
+            self.count_skip("not_an_offer")
             return
         # One machine is one offer; the offer id stands in when the machine id is absent.
         machine = record.get("machine_id")
