@@ -62,17 +62,29 @@ class RefreshBusy(RefreshError):
     """Another refresh (or the scheduler) is writing this warehouse; nothing was crawled."""
 
 
-def source_crons() -> dict[str, str]:
-    """Every source and its spider's refresh_cron (the spiders are listed in a subprocess:
-    importing them here would import Scrapy and Twisted into the caller)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "scrapers.tools", "list", "--json"],
+def _tools_environment() -> dict[str, str]:
+    """This environment, with the repository first on the child's import path."""
+    path = os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def _tools(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m scrapers.tools <args>`` to completion, its output captured (Scrapy
+    and Twisted stay out of the caller's process)."""
+    return subprocess.run(
+        [sys.executable, "-m", "scrapers.tools", *args],
         capture_output=True,
         text=True,
         cwd=_ROOT,
         check=False,
-        env={**os.environ, "PYTHONPATH": str(_ROOT)},
+        env=_tools_environment(),
     )
+
+
+def source_crons() -> dict[str, str]:
+    """Every source and its spider's refresh_cron (the spiders are listed in a subprocess:
+    importing them here would import Scrapy and Twisted into the caller)."""
+    result = _tools("list", "--json")
     if result.returncode != 0:
         raise RefreshError(f"cannot list sources: {result.stderr.strip()[-500:]}")
     return {item["name"]: item["refresh_cron"] for item in json.loads(result.stdout)}
@@ -89,11 +101,10 @@ PARENT_PID_ENV = "FABRICSCOPE_CRAWL_PARENT_PID"
 
 def _crawl_environment(warehouse: Path, data_dir: Path) -> dict[str, str]:
     return {
-        **os.environ,
+        **_tools_environment(),
         PARENT_PID_ENV: str(os.getpid()),
         "FABRICSCOPE_WAREHOUSE": str(warehouse.resolve()),
         "FABRICSCOPE_DATA_DIR": str(data_dir.resolve()),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
     }
 
 
@@ -310,17 +321,10 @@ def parse_saved(source: str, file: Path, url: str | None = None) -> dict[str, An
     curated file) and ``file`` answers it. A relative ``file`` is the caller's, from the
     working directory (the crawl runs in the repository).
     """
-    args = [sys.executable, "-m", "scrapers.tools", "parse", source, str(file.resolve())]
+    args = ["parse", source, str(file.resolve())]
     if url:
         args += ["--url", url]
-    result = subprocess.run(
-        args,
-        capture_output=True,
-        text=True,
-        cwd=_ROOT,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(_ROOT)},
-    )
+    result = _tools(*args)
     if result.returncode != 0:
         raise RefreshError(
             result.stderr.strip().splitlines()[-1]
