@@ -745,7 +745,7 @@ def rank(
     if show_excluded:
         columns = list(ranking.EXCLUDED_COLUMNS)
     elif fmt is OutputFormat.CSV:
-        columns = list(ranking.OFFER_COLUMNS)
+        columns = list(ranking.RANKED_COLUMNS)
     else:
         columns, records = RANK_TABLE_COLUMNS, [_rank_display(r) for r in records]
     title = (

@@ -235,7 +235,7 @@ STEP_PARTS = (
     "failure_overhead_s",
     "goodput",
 )
-OFFER_COLUMNS = [
+RANKED_COLUMNS = [
     "rank",
     "provider",
     "instance_type",
@@ -429,7 +429,7 @@ def rank_offers(
 
     frame = pd.DataFrame(_note_limits(ranked, request))
     if frame.empty:
-        frame = pd.DataFrame(columns=OFFER_COLUMNS)
+        frame = pd.DataFrame(columns=RANKED_COLUMNS)
     else:
         # one score orders the GPU counts of an offer and the offers: each keeps its best
         frame["score"] = _scores(frame, request)
@@ -446,7 +446,7 @@ def rank_offers(
         scores = transparency_scores or {}
         frame["transparency_score"] = [scores.get(p) for p in frame["provider"]]
         frame["notes"] = ["; ".join(notes) or None for notes in frame["notes"]]
-        frame = frame.reindex(columns=OFFER_COLUMNS)  # absent input columns stay NULL
+        frame = frame.reindex(columns=RANKED_COLUMNS)  # absent input columns stay NULL
     excluded_frame = pd.concat(
         [bulk.reindex(columns=EXCLUDED_COLUMNS), pd.DataFrame(excluded, columns=EXCLUDED_COLUMNS)],
         ignore_index=True,
@@ -759,7 +759,7 @@ def _estimate(
         cost = slow["time_to_train_h"] * rented * price
         cost_low = fast["time_to_train_h"] * rented * price
         entry = {
-            **{c: row.get(c) for c in OFFER_COLUMNS if c in row},
+            **{c: row.get(c) for c in RANKED_COLUMNS if c in row},
             **{name: slow[name] for name in _OUTPUTS},
             "gpu_hours": slow["time_to_train_h"] * rented,
             "fits_memory": bool(slow["fits_memory"]),

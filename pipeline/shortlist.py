@@ -139,7 +139,7 @@ def _atomic(path: Path, write_to: Any) -> None:
 
 
 def csv_frame(shortlist: Shortlist) -> pd.DataFrame:
-    return shortlist.rows[ranking.OFFER_COLUMNS]
+    return shortlist.rows[ranking.RANKED_COLUMNS]
 
 
 def _excel_safe(frame: pd.DataFrame) -> pd.DataFrame:

@@ -118,7 +118,7 @@ FACT_COLUMNS: tuple[str, ...] = (
     "source_grade",
     "observed_at",
 )
-OFFER_COLUMNS: tuple[str, ...] = (
+PRICE_EVIDENCE_COLUMNS: tuple[str, ...] = (
     "provider",
     "source",
     "instance_type",
@@ -135,7 +135,7 @@ PROVIDER_COLUMNS: tuple[str, ...] = ("provider", "display_name")
 
 QUERIES: dict[str, str] = {
     "facts": f"select {', '.join(FACT_COLUMNS)} from fabric_current",
-    "offers": f"select {', '.join(OFFER_COLUMNS)} from offers_current",
+    "offers": f"select {', '.join(PRICE_EVIDENCE_COLUMNS)} from offers_current",
     "providers": f"select {', '.join(PROVIDER_COLUMNS)} from providers",
 }
 
@@ -302,7 +302,7 @@ def load_questionnaire(path: Path = QUESTIONNAIRE_FILE) -> Questionnaire:
 
 @dataclass(frozen=True)
 class TransparencyInputs:
-    """The rows the rules read: ``FACT_COLUMNS`` of fabric_current, ``OFFER_COLUMNS`` of
+    """The rows the rules read: ``FACT_COLUMNS`` of fabric_current, ``PRICE_EVIDENCE_COLUMNS`` of
     offers_current, ``PROVIDER_COLUMNS`` of providers, and the snapshot they came from."""
 
     facts: pd.DataFrame
@@ -769,7 +769,7 @@ def answers(
     for row in _records(inputs.facts, FACT_COLUMNS, "fabric fact"):
         facts.setdefault(str(row["provider"]), []).append(_Fact.from_record(row))
     prices: dict[str, list[_PriceRow]] = {}
-    for row in _records(inputs.offers, OFFER_COLUMNS, "offer"):
+    for row in _records(inputs.offers, PRICE_EVIDENCE_COLUMNS, "offer"):
         prices.setdefault(str(row["provider"]), []).append(_PriceRow.from_record(row))
     names: dict[str, str] = {}
     if inputs.providers is not None:

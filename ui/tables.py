@@ -15,7 +15,7 @@ def link(label: str) -> Any:
     return cc.LinkColumn(label, display_text=SITE)
 
 
-OFFER_COLUMNS: dict[str, Any] = {
+RANKED_COLUMN_CONFIG: dict[str, Any] = {
     "starred": cc.CheckboxColumn("★", help="Starred for the shortlist", width="small"),
     "rank": cc.NumberColumn("rank", width="small"),
     "instance_type": cc.TextColumn("offer"),
@@ -52,13 +52,13 @@ OFFER_COLUMNS: dict[str, Any] = {
 PROVIDER_COLUMNS: dict[str, Any] = {
     "best_rank": cc.NumberColumn("best rank", width="small"),
     "time_to_train": cc.TextColumn("time to train"),
-    "transparency_score": OFFER_COLUMNS["transparency_score"],
+    "transparency_score": RANKED_COLUMN_CONFIG["transparency_score"],
 }
 WHAT_IF_COLUMNS: dict[str, Any] = {
     "time_change": cc.NumberColumn("time change", format="percent"),
     "cost_change_usd": cc.NumberColumn("cost change (USD)", format="dollar"),
 }
 EXCLUDED_COLUMNS: dict[str, Any] = {
-    "price_usd_per_gpu_hour": OFFER_COLUMNS["price_usd_per_gpu_hour"],
+    "price_usd_per_gpu_hour": RANKED_COLUMN_CONFIG["price_usd_per_gpu_hour"],
     "price_source_url": link("price source"),
 }

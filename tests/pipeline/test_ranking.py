@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from pipeline.ranking import (
-    OFFER_COLUMNS,
+    RANKED_COLUMNS,
     STATED_TCP_GBPS_PER_NODE,
     UNKNOWN_GBPS_PER_NODE_WORST,
     WHAT_IF_GBPS_PER_NODE,
@@ -220,7 +220,7 @@ def test_the_cli_prints_the_same_numbers_as_the_api(fixture_warehouse):
     api = rank(fixture_warehouse, request("llama3-8b", "64")).offer_records()
     assert [r["offer_key"] for r in payload["offers"]] == [r["offer_key"] for r in api]
     assert payload["offers"][0]["cost_usd"] == pytest.approx(api[0]["cost_usd"])
-    assert set(OFFER_COLUMNS) <= set(payload["offers"][0])
+    assert set(RANKED_COLUMNS) <= set(payload["offers"][0])
     assert payload["snapshot_id"] == api[0]["snapshot_id"]
 
     csv_done = fabricscope(
@@ -228,7 +228,7 @@ def test_the_cli_prints_the_same_numbers_as_the_api(fixture_warehouse):
         "--warehouse", str(fixture_warehouse),
     )  # fmt: skip
     assert csv_done.returncode == 0
-    assert csv_done.stdout.splitlines()[0].split(",")[: len(OFFER_COLUMNS)] == OFFER_COLUMNS
+    assert csv_done.stdout.splitlines()[0].split(",")[: len(RANKED_COLUMNS)] == RANKED_COLUMNS
 
     bad = fabricscope("rank", "-w", "llama3-8b", "--gpus", "lots")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--gpus" in bad.stderr

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from pipeline import ranking, shortlist, transparency
-from pipeline.ranking import OFFER_COLUMNS, RankRequest, parse_gpu_counts
+from pipeline.ranking import RANKED_COLUMNS, RankRequest, parse_gpu_counts
 from pipeline.workloads import preset
 from tests.helpers import fabricscope
 
@@ -27,9 +27,9 @@ def written(fixture_warehouse, tmp_path_factory):
 
 
 def assert_same_rows(read: pd.DataFrame, rows: pd.DataFrame) -> None:
-    assert list(read.columns) == OFFER_COLUMNS
+    assert list(read.columns) == RANKED_COLUMNS
     assert len(read) == len(rows)
-    for column in OFFER_COLUMNS:
+    for column in RANKED_COLUMNS:
         ours = rows[column]
         theirs = read[column]
         if pd.api.types.is_numeric_dtype(ours) and not pd.api.types.is_bool_dtype(ours):
@@ -61,7 +61,7 @@ def test_the_csv_reads_back_as_the_ranking_rows(written):
     for column in ("price_observed_at", "fabric_observed_at"):
         read[column] = pd.to_datetime(read[column], utc=True, format="ISO8601")
     assert list(read["offer_key"]) == list(picked.result.offers["offer_key"].head(4))
-    numeric = [c for c in OFFER_COLUMNS if pd.api.types.is_float_dtype(rows[c])]
+    numeric = [c for c in RANKED_COLUMNS if pd.api.types.is_float_dtype(rows[c])]
     for column in numeric:
         np.testing.assert_allclose(read[column], rows[column], rtol=1e-12, err_msg=column)
     assert (read["snapshot_id"] == picked.snapshot_id).all()

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from pipeline import shortlist as shortlisting
-from pipeline.ranking import OFFER_COLUMNS, rank
+from pipeline.ranking import RANKED_COLUMNS, rank
 from tests.helpers import AS_OF
 from tests.ui.apptest import captured_downloads, download_data, open_page, text_of, url_values
 from ui import shortlist_files
@@ -41,7 +41,7 @@ def test_starred_offers_reach_the_shortlist_and_its_csv_is_the_ranking_rows(
         assert list(shown["offer_key"]) == keys
         csv = download_data(app, "sl_csv", downloads)
     rows = fixture_ranking.offers[fixture_ranking.offers["offer_key"].isin(keys)]
-    assert csv.decode() == rows[OFFER_COLUMNS].to_csv(index=False)
+    assert csv.decode() == rows[RANKED_COLUMNS].to_csv(index=False)
     assert [b.label for b in app.download_button] == [
         "CSV (the ranking rows)",
         "XLSX workbook",

@@ -9,7 +9,7 @@ from pipeline.transparency import QUERIES, load_questionnaire
 from ui.components import read_snapshot, settings_or_stop, stale_mask, status_caption
 from ui.providers_view import answer_matrix, evidence_frame, questions_frame
 from ui.rank_data import rank_inputs
-from ui.tables import OFFER_COLUMNS, link
+from ui.tables import RANKED_COLUMN_CONFIG, link
 
 path, stale_after_hours, _ = settings_or_stop()
 snapshot, frames = read_snapshot(
@@ -46,7 +46,7 @@ else:
         matrix,
         hide_index=True,
         width="stretch",
-        column_config={"score": OFFER_COLUMNS["transparency_score"]},
+        column_config={"score": RANKED_COLUMN_CONFIG["transparency_score"]},
     )
 with st.expander("The questions and why they matter"):
     st.dataframe(questions_frame(questionnaire), hide_index=True, width="stretch")

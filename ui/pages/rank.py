@@ -19,7 +19,7 @@ from ui.rank_data import (
     what_if,
     what_if_table,
 )
-from ui.tables import EXCLUDED_COLUMNS, OFFER_COLUMNS, PROVIDER_COLUMNS, WHAT_IF_COLUMNS
+from ui.tables import EXCLUDED_COLUMNS, PROVIDER_COLUMNS, RANKED_COLUMN_CONFIG, WHAT_IF_COLUMNS
 
 path, stale_after_hours, _ = settings_or_stop()
 snapshot, frames = read_snapshot(path, {"freshness": FRESHNESS_SQL})
@@ -90,7 +90,7 @@ else:
         offers_table(offers, starred),
         hide_index=True,
         width="stretch",
-        column_config=OFFER_COLUMNS,
+        column_config=RANKED_COLUMN_CONFIG,
     )
 
     left, right = st.columns(2)

@@ -19,7 +19,7 @@ from ui.rank_data import (
     shortlist_downloads,
 )
 from ui.shortlist_files import merge_notes, notes_frame
-from ui.tables import OFFER_COLUMNS
+from ui.tables import RANKED_COLUMN_CONFIG
 
 NOTES = "shortlist_notes"
 STARS = "sl_starred"
@@ -81,7 +81,7 @@ st.dataframe(
     offers_table(chosen.rows, keys).drop(columns=["starred"]),
     hide_index=True,
     width="stretch",
-    column_config=OFFER_COLUMNS,
+    column_config=RANKED_COLUMN_CONFIG,
 )
 
 st.subheader("Notes")
