@@ -75,3 +75,20 @@ def step_time_bars(parts: pd.DataFrame) -> alt.Chart:
         )
         .properties(height=max(160, 28 * parts["offer"].nunique()))
     )
+
+
+def gpu_memory_compute_scatter(gpus: pd.DataFrame) -> alt.Chart:
+    """Each GPU model's memory against its dense BF16 peak, coloured by vendor."""
+    frame = gpus.dropna(subset=["bf16_dense_tflops", "memory_gb"])[
+        ["gpu_model", "vendor", "memory_gb", "bf16_dense_tflops"]
+    ]
+    return (
+        alt.Chart(frame)
+        .mark_circle(size=80)
+        .encode(
+            x=alt.X("memory_gb:Q", title="Memory per GPU (GB)"),
+            y=alt.Y("bf16_dense_tflops:Q", title="BF16 dense TFLOP/s"),
+            color=alt.Color("vendor:N", title="vendor"),
+            tooltip=["gpu_model", "vendor", "memory_gb", "bf16_dense_tflops"],
+        )
+    )

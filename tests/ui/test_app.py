@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
+import pyarrow as pa
 import pytest
 
 from tests.helpers import publish_synthetic
@@ -120,3 +122,22 @@ def test_offers_page_filters_by_provider(use_warehouse, warehouse_path):
     app.multiselect[2].select("spot").run()
     shown = app.dataframe[0].value
     assert 0 < len(shown) < 20 and set(shown["pricing_tier"]) == {"spot"}
+
+
+def test_the_reference_page_plots_every_gpu_with_specs(use_warehouse, warehouse_path):
+    use_warehouse(warehouse_path)
+    app = open_page("pages/reference.py")
+    assert not app.exception
+    [chart] = app.get("vega_lite_chart")
+    spec = json.loads(chart.proto.spec)
+    assert (spec["encoding"]["x"]["title"], spec["encoding"]["y"]["title"]) == (
+        "Memory per GPU (GB)",
+        "BF16 dense TFLOP/s",
+    )
+    [dataset] = chart.proto.datasets
+    plotted = pa.ipc.open_stream(dataset.data.data).read_all().to_pandas()
+    # one point per GPU model whose memory and BF16 peak gpus.csv states, and no other
+    [gpus] = [frame.value for frame in app.dataframe if "gpu_model" in frame.value.columns]
+    stated = gpus.dropna(subset=["bf16_dense_tflops", "memory_gb"])
+    assert len(stated) > 10
+    assert sorted(plotted["gpu_model"]) == sorted(stated["gpu_model"])

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import plotly.express as px
 import streamlit as st
 
 from pipeline.status import FRESHNESS_SQL
+from ui import charts
 from ui.components import read_snapshot, settings_or_stop, status_caption
 
 path, stale_after_hours, _ = settings_or_stop()
@@ -25,17 +25,8 @@ gpus = frames["gpus"]
 st.subheader(f"GPU models ({len(gpus)})")
 st.caption("Dense (no sparsity) peak TFLOP/s as the vendor states them; empty = not published.")
 st.dataframe(gpus, hide_index=True, width="stretch")
-plotted = gpus.dropna(subset=["bf16_dense_tflops", "memory_gb"])
-if not plotted.empty:
-    figure = px.scatter(
-        plotted,
-        x="memory_gb",
-        y="bf16_dense_tflops",
-        color="vendor",
-        hover_name="gpu_model",
-        labels={"memory_gb": "Memory per GPU (GB)", "bf16_dense_tflops": "BF16 dense TFLOP/s"},
-    )
-    st.plotly_chart(figure, width="stretch")
+if gpus[["bf16_dense_tflops", "memory_gb"]].notna().all(axis=1).any():
+    st.altair_chart(charts.gpu_memory_compute_scatter(gpus), width="stretch")
 
 st.subheader("Fabric classes")
 st.dataframe(frames["fabric_classes"], hide_index=True, width="stretch")
