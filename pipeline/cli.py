@@ -863,10 +863,24 @@ def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGr
         raise HardwareError(
             f"--layout: unknown keys {', '.join(parts)} (use tp, pp, dp, mb, recompute, cp)"
         )
+    # what a Megatron-style layout needs: heads split evenly across TP ranks, layers across
+    # pipeline stages; said here by name instead of an estimate of NaN
+    if job.heads % tp:
+        raise HardwareError(f"--layout {text!r}: tp={tp} does not divide the {job.heads} heads")
+    if job.layers % pp:
+        raise HardwareError(
+            f"--layout {text!r}: pp={pp} does not divide the {job.layers} layers (the model "
+            "splits them evenly across stages)"
+        )
     for row in rows:
-        if dp is not None and tp * pp * dp != int(row["gpu_count"]):
+        gpus = int(row["gpu_count"])
+        if dp is not None and tp * pp * dp != gpus:
             raise HardwareError(
                 f"--layout tp*pp*dp = {tp * pp * dp} but the profile has {row['gpu_count']} GPUs"
+            )
+        if gpus % (tp * pp):
+            raise HardwareError(
+                f"--layout {text!r}: tp*pp = {tp * pp} does not divide the profile's {gpus} GPUs"
             )
     return scaling.LayoutGrid.partial(job, tp, pp, mb, recompute)
 

@@ -192,6 +192,10 @@ def estimate_json(hw, *args, workload="llama3-8b"):
         (["-w", "llama3-8b", "--layout", "tp=-8,pp=-1"], "tp must be a positive count"),
         (["-w", "llama3-8b", "--layout", "tp=8,mb=0"], "mb must be a positive count"),
         (["-w", "llama3-8b", "--layout", "tp=8,cp=2"], "context parallelism (cp=2) is not"),
+        # layouts the model cannot run were estimated as NaN with exit 0
+        (["-w", "llama3-8b", "--layout", "tp=3"], "tp=3 does not divide the 32 heads"),
+        (["-w", "llama3-8b", "--layout", "pp=5"], "pp=5 does not divide the 32 layers"),
+        (["-w", "llama3-8b", "--layout", "tp=8,pp=16"], "tp*pp = 128 does not divide"),
     ],
 )
 def test_estimate_errors_are_one_line(tmp_path, args, message):
