@@ -212,6 +212,8 @@ def predict(case: CalibrationCase, scored: CaseScore) -> tuple[float, bool]:
     _check_representable(w)
     layout = parse_layout(scored.layout)
     tp, pp, dp, micro = (int(layout[key]) for key in ("tp", "pp", "dp", "mb"))
+    if int(layout.get("cp", 1)) > 1:
+        raise Unrepresentable(f"{PACKAGE} has no context parallelism (the run used cp > 1)")
     if tp * pp * dp != case.n_gpus:
         raise Unrepresentable(f"layout {scored.layout} does not cover {case.n_gpus} GPUs")
     if w.batch_sequences % (dp * micro):

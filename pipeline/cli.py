@@ -560,7 +560,7 @@ def estimate(
     ],
     layout: Annotated[
         str | None,
-        typer.Option(help="Fix the layout, e.g. tp=8,pp=4,dp=16,mb=1[,recompute=full]."),
+        typer.Option(help="Fix the layout, e.g. tp=8,pp=4,dp=16,mb=1[,recompute=full][,cp=2]."),
     ] = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
@@ -838,9 +838,9 @@ def _hardware_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGrid:
-    """``tp=8,pp=4,dp=16,mb=1[,recompute=full][,cp=1]``; dp must match the GPU count. What
-    the layout leaves out (the micro-batch, the recompute) is searched, as the workload's own
-    fields allow, never pinned to a default."""
+    """``tp=8,pp=4,dp=16,mb=1[,recompute=full][,cp=2]``; tp*pp*cp*dp must be the GPU count.
+    What the layout leaves out (the micro-batch, the recompute) is searched, as the workload's
+    own fields allow, never pinned to a default."""
     try:
         parts = dict(item.split("=", 1) for item in text.split(","))
         tp, pp = int(parts.pop("tp", 1)), int(parts.pop("pp", 1))
@@ -854,10 +854,15 @@ def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGr
     for name, value in (("tp", tp), ("pp", pp), ("dp", dp), ("mb", mb), ("cp", cp)):
         if value is not None and not 1 <= value <= 1_000_000:
             raise HardwareError(f"--layout {text!r}: {name} must be a positive count (got {value})")
-    if cp != 1:
+    if cp > 1 and job.seq_len % (2 * cp):
         raise HardwareError(
-            f"--layout {text!r}: context parallelism (cp={cp}) is not modelled (docs/MODEL.md, "
-            "limits); cp=1 is accepted"
+            f"--layout {text!r}: cp={cp} needs seq_len divisible by 2 x cp (the sequence is "
+            f"split in 2 cp chunks for causal load balance); seq_len is {job.seq_len}"
+        )
+    if cp > 1 and not job.flash_attention:
+        raise HardwareError(
+            f"--layout {text!r}: cp={cp} runs on fused (flash) attention only; the workload "
+            "says flash_attention false"
         )
     if parts:
         raise HardwareError(
@@ -874,15 +879,18 @@ def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGr
         )
     for row in rows:
         gpus = int(row["gpu_count"])
-        if dp is not None and tp * pp * dp != gpus:
+        if dp is not None and tp * pp * cp * dp != gpus:
             raise HardwareError(
-                f"--layout tp*pp*dp = {tp * pp * dp} but the profile has {row['gpu_count']} GPUs"
+                f"--layout tp*pp*cp*dp = {tp * pp * cp * dp} but the profile has "
+                f"{row['gpu_count']} GPUs"
             )
-        if gpus % (tp * pp):
+        if gpus % (tp * pp * cp):
+            product = "tp*pp*cp" if cp > 1 else "tp*pp"
             raise HardwareError(
-                f"--layout {text!r}: tp*pp = {tp * pp} does not divide the profile's {gpus} GPUs"
+                f"--layout {text!r}: {product} = {tp * pp * cp} does not divide the profile's "
+                f"{gpus} GPUs"
             )
-    return scaling.LayoutGrid.partial(job, tp, pp, mb, recompute)
+    return scaling.LayoutGrid.partial(job, tp, pp, mb, recompute, cp=cp)
 
 
 @app.command()

@@ -2,8 +2,8 @@
 fitted on: a blind check of the constants fitted on fixtures/published_runs.
 
 Only rows the model can represent become cases, each with the assumptions it needed; every
-other row is skipped with its reason (context parallelism, FP4, a model without a named
-architecture, a cell holding two measurements). Pure: reads the recorded CSV, no network.
+other row is skipped with its reason (FP4, a model without a named architecture, a cell
+holding two measurements). Pure: reads the recorded CSV, no network.
 """
 
 from __future__ import annotations
@@ -84,9 +84,7 @@ def _case(row: dict[str, str]) -> CalibrationCase:
     preset_name = PRESET_OF.get(model)
     if preset_name is None:
         raise _Skip(f"{model}: not mapped (only the dense Llama 3 rows are, by their presets)")
-    cp = _int(row, "cp")
-    if cp is not None and cp > 1:
-        raise _Skip("context parallelism (cp > 1) is not modelled")
+    cp = _int(row, "cp") or 1
     label = (row["precision"] or "").strip()
     if not label:
         raise _Skip("precision not printed (release 25.09)")
@@ -139,14 +137,14 @@ def _case(row: dict[str, str]) -> CalibrationCase:
         workload = Workload.model_validate(fields)
     except ValueError as exc:
         raise _Skip(f"workload invalid: {exc}") from None
-    if n_gpus % (tp * pp) or gbs % (n_gpus // (tp * pp) * mbs):
-        raise _Skip(f"tp x pp {tp * pp} and the batch do not divide {n_gpus} GPUs")
+    if n_gpus % (tp * pp * cp) or gbs % (n_gpus // (tp * pp * cp) * mbs):
+        raise _Skip(f"tp x pp x cp {tp * pp * cp} and the batch do not divide {n_gpus} GPUs")
     return CalibrationCase(
         run_id=f"mbridge_{row['release']}_{model}_{system}_{label}_{n_gpus}gpu_r{row['row_index']}",
         family=FAMILY,
         workload=workload,
         hardware=hardware,
-        layout=LayoutGrid.partial(workload, tp, pp, mbs, None, virtual),
+        layout=LayoutGrid.partial(workload, tp, pp, mbs, None, virtual, cp=cp),
         published_tokens_per_s_per_gpu=float(published),
         assumptions=tuple(notes),
     )

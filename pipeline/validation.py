@@ -414,8 +414,7 @@ def _published_throughput(
 def _case(row: Row, rows: Sequence[Row]) -> CalibrationCase:
     notes: list[str] = []
     run_id = row["run_id"]
-    if (_integer(row, "cp") or 1) > 1:
-        raise _Skip("context parallelism (cp > 1) is not modelled")
+    cp = _integer(row, "cp") or 1
     if (_integer(row, "ep") or 1) > 1 or _number(row, "moe_experts"):
         raise _Skip("mixture-of-experts rows need expert counts the table does not give")
 
@@ -498,8 +497,10 @@ def _case(row: Row, rows: Sequence[Row]) -> CalibrationCase:
         notes.append("tp = pp = 1 because dp equals the GPU count")
     if (tp is None) != (pp is None):
         raise _Skip("the row gives only one of tp and pp")
-    if tp and pp and dp and tp * pp * dp != n_gpus:
-        raise _Skip(f"tp x pp x dp = {tp * pp * dp} is not n_gpus {n_gpus}")
+    if tp and pp and dp and tp * pp * cp * dp != n_gpus:
+        raise _Skip(f"tp x pp x cp x dp = {tp * pp * cp * dp} is not n_gpus {n_gpus}")
+    if cp > 1 and not (tp and pp):
+        raise _Skip("context parallelism without the row's tp and pp")
     stated = source_settings().get(_source_document(row), {})
 
     def setting(name: str) -> str | None:
@@ -566,10 +567,14 @@ def _case(row: Row, rows: Sequence[Row]) -> CalibrationCase:
         raise _Skip(f"workload invalid: {exc}") from None
 
     layout = (
-        LayoutGrid.partial(workload, tp, pp, micro, recompute, int(virtual) if virtual else None)
+        LayoutGrid.partial(
+            workload, tp, pp, micro, recompute, int(virtual) if virtual else None, cp=cp
+        )
         if tp and pp
         else None
     )
+    if cp > 1:
+        notes.append(f"context parallelism cp = {cp}, from the row")
 
     hardware: dict[str, Any] = {
         "gpu_model": gpu_model,
@@ -1074,7 +1079,8 @@ def docs_section(
             "",
             accuracy_table(cases, extra),
             "",
-            *(line for note in extra_notes for line in (note, "")),
+            *extra_notes,
+            "",
             family_table(scores),
             "",
             f"All, in-sample: median error {stats['median']:.1f}%, max {stats['max']:.1f}% "

@@ -109,11 +109,16 @@ class LayoutGrid:
     # full recompute of this share of each stage's layers (Megatron's --recompute-method
     # block); 1 is every layer (uniform), 0 for none and selective
     recompute_share: Array | None = None
+    # context parallelism: the sequence split over this many ranks (1 = none); only a
+    # given layout sets it, a searched one keeps 1
+    cp: Array | None = None
 
     def __post_init__(self) -> None:
         if self.recompute_share is None:
             share = np.where(self.recompute == RECOMPUTE_MODES.index(Recompute.FULL), 1.0, 0.0)
             object.__setattr__(self, "recompute_share", share)
+        if self.cp is None:
+            object.__setattr__(self, "cp", np.ones_like(self.tp))
 
     @classmethod
     def search(cls, workload: Workload, max_tp: int) -> LayoutGrid:
@@ -131,9 +136,11 @@ class LayoutGrid:
         micro_batch: int | None = None,
         recompute: Recompute | None = None,
         virtual: int | None = None,
+        cp: int = 1,
     ) -> LayoutGrid:
-        """A given TP x PP layout; micro-batch, recompute and schedule searched if not given."""
-        return cls._grid(workload, [tp], [pp], True, micro_batch, recompute, virtual)
+        """A given TP x PP (x CP) layout; micro-batch, recompute and schedule searched if not
+        given."""
+        return cls._grid(workload, [tp], [pp], True, micro_batch, recompute, virtual, cp)
 
     @classmethod
     def _grid(
@@ -145,6 +152,7 @@ class LayoutGrid:
         micro_batch: int | None = None,
         recompute: Recompute | None = None,
         virtual: int | None = None,
+        cp: int = 1,
     ) -> LayoutGrid:
         fixed_mb = micro_batch or workload.micro_batch_size
         mbs = [fixed_mb] if fixed_mb else [1, 2, 4, 8]
@@ -171,6 +179,7 @@ class LayoutGrid:
             grid[:, 4].astype(np.int64),
             given,
             grid[:, 5],
+            np.full(len(grid), float(cp)),
         )
 
 
@@ -186,6 +195,8 @@ class Estimate:
     ep_comm_s: Array
     bubble_s: Array
     optimizer_s: Array
+    # context parallelism's KV exchange left exposed after the attention it overlaps
+    cp_comm_s: Array
     failure_overhead_s: Array  # per step, from lost work and restarts
     tokens_per_s: Array
     tflops_per_gpu: Array  # model FLOPs
@@ -203,6 +214,7 @@ class Estimate:
     dp: Array
     micro_batch: Array
     virtual_stages: Array
+    cp: Array
     recompute: list[str]
     verdict: list[str]
     # the link most of the exposed communication waits on: nvlink, fabric, or none
@@ -224,6 +236,7 @@ class Estimate:
             f"tp={int(self.tp[index])},pp={int(self.pp[index])},dp={int(self.dp[index])},"
             f"mb={int(self.micro_batch[index])},recompute={self.recompute[index]}"
             + (f",vpp={int(self.virtual_stages[index])}" if self.virtual_stages[index] > 1 else "")
+            + (f",cp={int(self.cp[index])}" if self.cp[index] > 1 else "")
         )
         return out
 
@@ -280,6 +293,7 @@ class _Grid:
     v: Array  # interleaved chunks per stage
     rc: Array  # recompute mode index (RECOMPUTE_MODES)
     share: Array  # share of the layers fully recomputed
+    cp: Array  # context-parallel ranks: each holds s / cp of every sequence
     dp: Array
     m: Array  # micro-batches per step per pipeline
     nodes: Array
@@ -296,8 +310,9 @@ def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: Model
     col = {name: getattr(hw, name)[:, None] for name in vars(hw)}  # (P, 1)
     t, p, b = layout.tp[None, :], layout.pp[None, :], layout.micro_batch[None, :]  # (1, K)
     rc = layout.recompute[None, :]
-    assert layout.recompute_share is not None
-    dp = col["gpu_count"] / (t * p)
+    assert layout.recompute_share is not None and layout.cp is not None
+    cp = layout.cp[None, :]
+    dp = col["gpu_count"] / (t * p * cp)  # GPUs = TP x CP x PP x DP
     return _Grid(
         col=col,
         columns=HardwareProfiles(**col),
@@ -307,6 +322,7 @@ def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: Model
         v=layout.virtual[None, :],
         rc=rc,
         share=np.where(rc == 2, layout.recompute_share[None, :], 0.0),
+        cp=cp,
         dp=dp,
         m=float(workload.batch_sequences) / (dp * b),
         nodes=np.ceil(col["gpu_count"] / col["gpus_per_node"]),
@@ -319,8 +335,12 @@ def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: Model
 def _valid(workload: Workload, g: _Grid) -> Array:
     """Layouts the GPUs and the batch divide into, TP inside the NVLink domain."""
     n_gpu, sequences = g.col["gpu_count"], float(workload.batch_sequences)
+    # CP splits each sequence into 2 cp chunks for causal load balance, and runs on fused
+    # (flash) attention only (Megatron-Core's CP uses Transformer Engine's)
+    context = (g.cp == 1) | ((np.mod(workload.seq_len, 2 * g.cp) == 0) & workload.flash_attention)
     return (
-        (np.mod(n_gpu, g.t * g.p) == 0)
+        context
+        & (np.mod(n_gpu, g.t * g.p * g.cp) == 0)
         & (g.t <= g.col["nvlink_domain_gpus"])
         & (np.mod(sequences, g.dp * g.b) == 0)
         & (g.m >= 1)
@@ -371,7 +391,7 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
 
 def _tp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     """Tensor parallel: 4 all-reduces per layer per micro-batch (+2 with full recompute)."""
-    tp_volume = g.b * workload.seq_len * workload.hidden_size * g.beta
+    tp_volume = g.b * (workload.seq_len / g.cp) * workload.hidden_size * g.beta
     tp_colls = 4.0 + 2.0 * g.share
     tp_time = (
         (g.m * workload.layers / g.p)
@@ -388,7 +408,7 @@ def _tp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
 def _pp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     """Pipeline: activations cross (p-1) stage boundaries on the critical path, fwd + bwd."""
     p = g.p
-    tp_volume = g.b * workload.seq_len * workload.hidden_size * g.beta
+    tp_volume = g.b * (workload.seq_len / g.cp) * workload.hidden_size * g.beta
     multi_node = g.nodes > 1
     p2p_bus = np.where(multi_node, g.fabric_bus(np.minimum(p, g.nodes)), g.nvlink_bus)
     p2p_latency = np.where(multi_node, g.net_step, c.nvlink_step_latency_s)
@@ -397,6 +417,35 @@ def _pp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
         2.0 * (p - 1) * g.v * (p2p_latency + tp_volume / g.t / np.maximum(p2p_bus, 1.0)),
         0.0,
     )
+
+
+def _cp_comm(
+    workload: Workload, g: _Grid, c: ModelConstants, compute: Array
+) -> tuple[Array, Array]:
+    """Context parallelism's KV exchange (model-notes; Megatron-Core's context_parallel
+    guide): each rank's K and V chunk goes round the CP ring, all-gathered in the forward,
+    gathered again and its gradient reduce-scattered in the backward (and once more when a
+    full recompute repeats the forward). GQA's few KV heads keep it small. As in Ring
+    Attention, a chunk's transfer overlaps the attention on the previous one, so only what
+    exceeds the layer's attention compute is exposed. (exposed time, its part on the fabric)"""
+    cp, t, p, m = g.cp, g.t, g.p, g.m
+    kv_chunk = g.b * (workload.seq_len / cp) * 2.0 * workload.kv_dim * g.beta / t
+    ring = t * cp  # a CP group is the counterparts of a TP group: t x cp consecutive ranks
+    on_fabric = ring > g.col["nvlink_domain_gpus"]
+    bus = np.where(
+        on_fabric,
+        g.fabric_bus(np.maximum(np.ceil(ring / g.col["gpus_per_node"]), 1.0)),
+        g.nvlink_bus,
+    )
+    latency = np.where(on_fabric, g.net_step, c.nvlink_step_latency_s)
+    per_layer = (3.0 + g.share) * (cp - 1) * (latency + kv_chunk / np.maximum(bus, 1.0))
+    # the attention share of the compute, per layer and micro-batch
+    attention = 12.0 * workload.layers * workload.seq_len * workload.hidden_size
+    share = attention * workload.batch_tokens / _model_flops_step(workload)
+    layer_calls = m * workload.layers / p
+    attention_layer = compute * share / layer_calls
+    exposed = np.where(cp > 1, layer_calls * np.maximum(0.0, per_layer - attention_layer), 0.0)
+    return exposed, np.where(on_fabric, exposed, 0.0)
 
 
 @dataclass(frozen=True)
@@ -415,7 +464,8 @@ def _parameters(workload: Workload, g: _Grid) -> _Parameters:
     # stage's dp x tp GPUs (expert TP 1, as DeepSeek-V3 and Megatron-Core's MoE recipes run),
     # so each expert's copies form an expert-data-parallel group of dp x tp / ep GPUs, over
     # which ZeRO shards its states and its gradients reduce
-    t, p, dp, moe = g.t, g.p, g.dp, workload.moe
+    # CP ranks hold the same weights: the gradient and optimizer group is dp x cp
+    t, p, dp, moe = g.t, g.p, g.dp * g.cp, workload.moe
     ep = (
         np.minimum(float(moe.expert_parallel or moe.experts), dp * t)
         if moe is not None
@@ -437,7 +487,8 @@ def _dp_comm(
     workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters, compute: Array
 ) -> tuple[Array, Array]:
     """Data parallel / ZeRO / FSDP (4.4) over a hierarchical group (4.3): (time, exposed)."""
-    dp, t, p, per_node = g.dp, g.t, g.p, g.col["gpus_per_node"]
+    # the gradients are reduced over the data-parallel-with-context group, dp x cp ranks
+    dp, t, p, per_node = g.dp * g.cp, g.t, g.p, g.col["gpus_per_node"]
     dp_per_node = np.maximum(1.0, np.minimum(dp, per_node / np.minimum(t * p, per_node)))
     dp_nodes = np.ceil(dp / dp_per_node)
     dp_bus = np.where(
@@ -477,7 +528,7 @@ def _ep_comm(
     moe_layers = round(workload.layers * moe.moe_layer_fraction)
     # with TP, sequence parallelism splits the tokens (Megatron requires it for MoE with
     # TP > 1): each rank dispatches s/t of them, then gathers over TP on NVLink
-    volume = g.b * s / t * moe.top_k * h * g.beta * (ep - 1) / ep
+    volume = g.b * s / (t * g.cp) * moe.top_k * h * g.beta * (ep - 1) / ep
     local = np.minimum(ep, domain / t)
     nvlink_part = (np.maximum(local, 1.0) - 1) / ep
     nic_part = np.maximum(0.0, ep - local) / ep
@@ -509,7 +560,7 @@ def _ep_comm(
 def _optimizer(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters) -> Array:
     """The optimizer step (4.7): the bytes of its parameter shard through HBM."""
     optimizer_params = (
-        (params.lora / np.where(workload.zero_stage >= 1, g.dp, 1.0))
+        (params.lora / np.where(workload.zero_stage >= 1, g.dp * g.cp, 1.0))
         if workload.lora is not None
         else (params.sharded if workload.zero_stage >= 1 else params.here)
     )
@@ -520,7 +571,7 @@ def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters
     """Bytes per GPU (4.8): bf16 weights and gradients, fp32 Adam states and master weights
     (2 + 2 + 12 bytes per parameter), each ZeRO stage sharding more of them; activations."""
     t, p, b, v, m, rc, share = g.t, g.p, g.b, g.v, g.m, g.rc, g.share
-    s, h = workload.seq_len, workload.hidden_size
+    s, h = workload.seq_len / g.cp, workload.hidden_size  # CP: each rank holds s / cp tokens
     if workload.lora is not None:
         states = 2.0 * params.here + 16.0 * params.lora
     else:
@@ -589,6 +640,7 @@ def estimate(
     params = _parameters(workload, g)
     dp_time, dp_exposed = _dp_comm(workload, g, c, params, compute)
     ep_time, ep_fabric = _ep_comm(workload, g, c, params.ep, compute)
+    cp_time, cp_fabric = _cp_comm(workload, g, c, compute)
     bubble = (p - 1) / (v * g.m) * compute  # (4.6)
     optimizer = _optimizer(workload, g, c, params)
     step = (
@@ -597,6 +649,7 @@ def estimate(
         + tp_time
         + pp_time
         + ep_time
+        + cp_time
         + dp_exposed
         + optimizer
     )
@@ -630,14 +683,15 @@ def estimate(
     compute_s = chosen(compute)
     bubble_s = chosen(bubble)
     tp_s, pp_s, ep_s = chosen(tp_time), chosen(pp_time), chosen(ep_time)
+    cp_s = chosen(cp_time)
     dp_raw, dp_exp = chosen(dp_time), chosen(dp_exposed)
     opt_s = chosen(optimizer)
     n = hw.gpu_count
 
     goodput = _goodput(n, c)
 
-    exposed = tp_s + pp_s + ep_s + dp_exp
-    fabric_part = np.where(hw.nodes > 1, pp_s + dp_exp, 0.0) + chosen(ep_fabric)
+    exposed = tp_s + pp_s + ep_s + cp_s + dp_exp
+    fabric_part = np.where(hw.nodes > 1, pp_s + dp_exp, 0.0) + chosen(ep_fabric) + chosen(cp_fabric)
     tokens_per_s = tokens_step / step_s
     rented = np.ceil(n / hw.gpus_per_node) * hw.gpus_per_node
     train_s = workload.steps * step_s / goodput
@@ -650,7 +704,9 @@ def estimate(
         else "balanced"
         if f >= c.balanced_from
         else "compute-bound"
-        for f, r in zip(comm_fraction, (tp_s + pp_s + ep_s + dp_raw) / compute_s, strict=True)
+        for f, r in zip(
+            comm_fraction, (tp_s + pp_s + ep_s + cp_s + dp_raw) / compute_s, strict=True
+        )
     ]
     fabric_share = np.where(exposed > 0, fabric_part / np.maximum(exposed, 1e-12), 0.0)
     comm_link = [
@@ -665,6 +721,7 @@ def estimate(
         dp_comm_exposed_s=dp_exp,
         ep_comm_s=ep_s,
         bubble_s=bubble_s,
+        cp_comm_s=cp_s,
         optimizer_s=opt_s,
         failure_overhead_s=step_s * (1.0 / goodput - 1.0),
         tokens_per_s=tokens_per_s,
@@ -676,7 +733,7 @@ def estimate(
         time_to_train_h=train_s / 3600.0,
         gpu_hours=rented * train_s / 3600.0,
         comm_fraction_exposed=comm_fraction,
-        comm_to_compute_raw=(tp_s + pp_s + ep_s + dp_raw) / compute_s,
+        comm_to_compute_raw=(tp_s + pp_s + ep_s + cp_s + dp_raw) / compute_s,
         fabric_share_of_comm=fabric_share,
         memory_gb_per_gpu=chosen(memory) / GIB,
         fits_memory=found & fits_chosen,
@@ -685,6 +742,7 @@ def estimate(
         dp=chosen(dp),
         micro_batch=chosen(np.broadcast_to(b, candidate.shape)),
         virtual_stages=chosen(np.broadcast_to(v, candidate.shape)),
+        cp=chosen(np.broadcast_to(g.cp, candidate.shape)),
         recompute=[
             _recompute_label(int(i), float(f))
             for i, f in zip(layout.recompute[pick], layout.recompute_share[pick], strict=True)

@@ -174,6 +174,10 @@ def test_estimate_prints_the_model_outputs_as_json(tmp_path):
     free = estimate_json(hw, "--layout", "tp=2,pp=1,cp=1")[0]
     assert (free["tp"], free["pp"]) == (2, 1)
     assert free["step_time_s"] < pinned["step_time_s"], (free["layout"], pinned["layout"])
+    # context parallelism splits the sequence: dp shrinks by cp, and the layout says cp
+    context = estimate_json(hw, "--layout", "tp=2,pp=1,cp=2")[0]
+    assert (context["cp"], context["dp"]) == (2, free["dp"] / 2)
+    assert ",cp=2" in context["layout"] and context["cp_comm_s"] >= 0
 
 
 def estimate_json(hw, *args, workload="llama3-8b"):
@@ -186,12 +190,13 @@ def estimate_json(hw, *args, workload="llama3-8b"):
     ("args", "message"),
     [
         (["-w", "no-such-preset"], "neither a preset"),
-        (["-w", "llama3-8b", "--layout", "tp=2,pp=1,dp=5"], "tp*pp*dp = 10"),
+        (["-w", "llama3-8b", "--layout", "tp=2,pp=1,dp=5"], "tp*pp*cp*dp = 10"),
         (["-w", "llama3-8b", "--layout", "zz=1"], "unknown keys zz"),
         # a negative layout once gave an MFU of 121%
         (["-w", "llama3-8b", "--layout", "tp=-8,pp=-1"], "tp must be a positive count"),
         (["-w", "llama3-8b", "--layout", "tp=8,mb=0"], "mb must be a positive count"),
-        (["-w", "llama3-8b", "--layout", "tp=8,cp=2"], "context parallelism (cp=2) is not"),
+        (["-w", "llama3-8b", "--layout", "tp=8,cp=3"], "cp=3 needs seq_len divisible by 2 x cp"),
+        (["-w", "llama3-8b", "--layout", "tp=8,pp=2,cp=8"], "tp*pp*cp = 128 does not divide"),
         # layouts the model cannot run were estimated as NaN with exit 0
         (["-w", "llama3-8b", "--layout", "tp=3"], "tp=3 does not divide the 32 heads"),
         (["-w", "llama3-8b", "--layout", "pp=5"], "pp=5 does not divide the 32 layers"),

@@ -44,7 +44,7 @@ def by_id(cases):
 def test_fixture_maps_into_cases(mapped):
     cases, skipped = mapped
     assert len(read_rows()) == 109
-    assert len(cases) == 102  # every row with enough information (see the skipped reasons)
+    assert len(cases) == 103  # every row with enough information (see the skipped reasons)
     assert len(cases) + len(skipped) == 109
     assert len({case.run_id for case in cases}) == len(cases)
     assert {case.family for case in cases} == {
@@ -56,13 +56,21 @@ def test_fixture_maps_into_cases(mapped):
     }
 
 
+def test_a_context_parallel_row_is_scored_with_its_cp(mapped):
+    cases = by_id(mapped[0])
+    cp16 = cases["llama3_405b_16384gpu_cp16"]
+    assert cp16.layout is not None and set(cp16.layout.cp) == {16}
+    assert "context parallelism cp = 16, from the row" in cp16.assumptions
+    [result] = score([cp16])
+    assert ",cp=16" in result.layout and result.predicted_timing > 0
+
+
 def test_every_skipped_row_has_a_reason(mapped):
     _, skipped = mapped
-    assert len(skipped) == 7
+    assert len(skipped) == 6
     for row in skipped:
         assert row.run_id and len(row.reason) > 20, row
     reasons = {row.run_id: row.reason for row in skipped}
-    assert "context parallelism" in reasons["llama3_405b_16384gpu_cp16"]
     assert all(
         "global_batch_sequences" in reason
         for run_id, reason in reasons.items()
@@ -146,7 +154,11 @@ def test_published_runs_within_targets(default_scores):
 
 def test_unverified_rows_are_scored_but_kept_apart(mapped, default_scores):
     unverified = {s.run_id for s in default_scores if not s.verified}
-    assert unverified == {"llama3_405b_8192gpu_cp1", "llama3_405b_16384gpu_cp1"}
+    assert unverified == {
+        "llama3_405b_8192gpu_cp1",
+        "llama3_405b_16384gpu_cp1",
+        "llama3_405b_16384gpu_cp16",
+    }
     assert all(
         any("VERIFY" in note for note in case.assumptions)
         for case in mapped[0]
@@ -188,7 +200,7 @@ def test_the_documented_validation_is_the_generated_one(mapped):
     assert documented == model_docs.section(cases, skipped), (
         "docs/MODEL.md is out of date: run python -m bench.model_docs"
     )
-    assert "| llm-analysis 0.2.2 at 50% FLOPS efficiency | 102 |" in documented
+    assert "| llm-analysis 0.2.2 at 50% FLOPS efficiency | 102 of 103 |" in documented
 
 
 def test_scores_are_consistent(default_scores):

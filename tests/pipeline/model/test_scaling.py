@@ -333,3 +333,74 @@ def test_interleaving_holds_no_more_micro_batches_than_there_are():
         for v in (1, 2)
     }
     assert longer[2] > longer[1]
+
+
+def _long_context(seq_len: int = 32768) -> Workload:
+    job = preset("llama3-70b")
+    return Workload.model_validate(
+        {
+            **job.model_dump(),
+            "seq_len": seq_len,
+            "global_batch_tokens": None,
+            "global_batch_size": 64,
+            "activation_recompute": "none",
+        }
+    )
+
+
+def _context(job: Workload, cp: int, fabric: str = "infiniband", gbps: float = 400.0):
+    hw = profiles(
+        [
+            {
+                "gpu_model": "H100-SXM-80GB",
+                "gpu_count": 256,
+                "gpus_per_node": 8,
+                "fabric_class": fabric,
+                "fabric_gbps_per_gpu": gbps,
+            }
+        ]
+    )
+    return estimate(job, hw, LayoutGrid.partial(job, 8, 4, 1, Recompute.NONE, 1, cp=cp)).row(0)
+
+
+def test_context_parallelism_splits_the_sequence_and_its_activations():
+    """GPUs = TP x CP x PP x DP; each CP rank holds s / cp tokens of every sequence, so the
+    activations (not the weights) shrink by cp (Megatron-Core's context_parallel guide)."""
+    job = _long_context()
+    one, four = _context(job, 1), _context(job, 4)
+    assert (one["dp"], four["dp"]) == (8, 2) and (one["cp"], four["cp"]) == (1, 4)
+    assert ",cp=4" in four["layout"] and ",cp=" not in one["layout"]
+    assert four["memory_gb_per_gpu"] < one["memory_gb_per_gpu"] / 2
+    # the same total work: compute per GPU unchanged, only the communication differs
+    assert four["compute_s"] == pytest.approx(one["compute_s"])
+    assert one["cp_comm_s"] == 0.0
+
+
+def test_context_parallel_kv_exchange_hides_under_attention_unless_the_link_is_slow():
+    """Ring attention overlaps each KV chunk's transfer with the attention on the last one
+    (Liu et al. 2023): on NVLink or InfiniBand nothing is left exposed at 32k tokens; over a
+    25 Gb/s Ethernet ring it is, and grows with the ring."""
+    job = _long_context()
+    assert _context(job, 2)["cp_comm_s"] == 0.0  # a ring of 16 = 2 nodes over InfiniBand
+    slow = [_context(job, cp, "ethernet", 25.0)["cp_comm_s"] for cp in (2, 4, 8)]
+    assert 0.0 < slow[0] < slow[1] < slow[2]
+
+
+def test_context_parallelism_needs_flash_attention_and_a_balanced_split():
+    job = _long_context()
+    hw = profiles(
+        [
+            {
+                "gpu_model": "H100-SXM-80GB",
+                "gpu_count": 256,
+                "gpus_per_node": 8,
+                "fabric_class": "infiniband",
+                "fabric_gbps_per_gpu": 400.0,
+            }
+        ]
+    )
+    unfused = Workload.model_validate({**job.model_dump(), "flash_attention": False})
+    odd = Workload.model_validate({**job.model_dump(), "seq_len": 32769 - 1 - 4})  # 32764
+    for bad in (unfused, odd):
+        result = estimate(bad, hw, LayoutGrid.partial(bad, 8, 4, 1, Recompute.NONE, 1, cp=8))
+        assert math.isnan(result.step_time_s[0])  # no valid layout, not a number
