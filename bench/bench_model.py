@@ -15,6 +15,7 @@ import numpy as np
 from bench import llm_analysis_baseline, model_docs
 from pipeline.catalog import profiles
 from pipeline.model.scaling import estimate
+from pipeline.scaling_pairs import held_out_scaling
 from pipeline.validation import (
     accuracy_table,
     calibration_cases,
@@ -62,14 +63,20 @@ def _accuracy(report: Callable[[str], None]) -> list[str]:
     verified = [cases[i] for i in keep]
     verified_extra = [(name, [errors[i] for i in keep]) for name, errors in extra]
     report("leave-one-family-out: one constant fit per source family")
-    held_out = held_out_table(leave_one_family_out(cases))
-    blind = model_docs.blind().splitlines()[1:-1]  # the block without its markers
+    groups = leave_one_family_out(cases)
+    held_out = held_out_table(groups)
+    blind = model_docs.blind().splitlines()[1:-1]  # the blocks without their markers
+    scaling = model_docs.scaling(cases).splitlines()[1:-1]
     return [
         f"In-sample: the model's fitted constants were fitted on the {len(verified)} verified "
         "rows, so the tables below flatter it. Held out (each source family predicted with "
         "constants fitted on the other families only; target: median <= 10%, p90 <= 30%):",
         "",
         held_out,
+        "",
+        held_out_scaling(cases, groups),
+        "",
+        *scaling,
         "",
         *blind,
         "",

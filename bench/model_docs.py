@@ -1,14 +1,22 @@
 """Regenerate the validation sections of docs/MODEL.md: the model beside the naive baseline and
-llm-analysis on the published runs (in-sample), and the leave-one-family-out figures (one fit
-per family: minutes). ``python -m bench.model_docs``; a test checks the file holds what this
-generates, the held-out block by the inputs it states (tests/pipeline/test_validation.py)."""
+llm-analysis on the published runs (in-sample), the leave-one-family-out figures (one fit
+per family: minutes), the scaling efficiency between sizes of one job, and the blind tables.
+``python -m bench.model_docs``; a test checks the file holds what this generates, the held-out
+block by the inputs it states (tests/pipeline/test_validation.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from bench import llm_analysis_baseline
-from pipeline.published_tables import megatron_bridge_cases
+from pipeline.published_tables import megatron_bridge_cases, nemo_2407_cases
+from pipeline.scaling_pairs import (
+    SCALING_END,
+    SCALING_START,
+    held_out_scaling,
+    scaling_pairs,
+    scaling_section,
+)
 from pipeline.validation import (
     BLIND_END,
     BLIND_START,
@@ -38,27 +46,64 @@ def section(cases: Sequence[CalibrationCase], skipped: Sequence[SkippedRow]) -> 
 
 
 def blind() -> str:
-    """NVIDIA's Megatron-Bridge tables, scored blind (cheap: no fit)."""
-    cases, skipped = megatron_bridge_cases()
+    """NVIDIA's Megatron-Bridge and NeMo 24.07 tables, scored blind (cheap: no fit)."""
 
     def system(case: CalibrationCase) -> str:
         return f"{case.hardware['gpu_model']}, {case.workload.precision.value}"
 
-    return blind_section(
-        "NVIDIA's Megatron-Bridge pre-training tables (fixtures/published_runs/"
-        "megatron_bridge_performance_summary_archive.csv, releases 25.09-26.06; the dense Llama 3 "
-        "8B/70B/405B rows), each row's own layout",
-        cases,
-        skipped,
-        system,
+    def model(case: CalibrationCase) -> str:
+        return case.run_id.split("_")[2].split("-")[0]  # the table's model family (GPT3...)
+
+    bridge, bridge_skipped = megatron_bridge_cases()
+    nemo, nemo_skipped = nemo_2407_cases()
+    pairs = scaling_pairs(nemo, score(nemo))
+    return "\n".join(
+        [
+            BLIND_START,
+            blind_section(
+                "NVIDIA's Megatron-Bridge pre-training tables (fixtures/published_runs/"
+                "megatron_bridge_performance_summary_archive.csv, releases 25.09-26.06; the dense "
+                "Llama 3 8B/70B/405B rows), each row's own layout",
+                bridge,
+                bridge_skipped,
+                system,
+            ),
+            "",
+            blind_section(
+                "NeMo 24.07's H100 FP8 pre-training table (fixtures/published_runs/"
+                "nemo_performance_summary_24.07.csv; GPT-3, Llama 2, Llama 3 and Nemotron by "
+                "their named architectures, pipeline/presets/architectures.json), each row's own "
+                "layout",
+                nemo,
+                nemo_skipped,
+                model,
+            ),
+            "",
+            "Scaling within it (the same job at two GPU counts, each with its own batch): "
+            + "; ".join(
+                f"{p.job.split(': ', 1)[1]}, {p.small_gpus} -> {p.large_gpus} GPUs: published "
+                f"efficiency {p.published:.3f}, predicted {p.predicted:.3f} "
+                f"({p.error_points:+.1f} points)"
+                for p in pairs
+            )
+            + ".",
+            BLIND_END,
+        ]
     )
+
+
+def scaling(cases: Sequence[CalibrationCase]) -> str:
+    """The in-sample scaling block: pairs of sizes of one job (cheap: no fit)."""
+    return scaling_section(scaling_pairs(cases, score(cases)))
 
 
 def main() -> None:
     cases, skipped = map_rows()
     replace_docs_section(DOCS_FILE, section(cases, skipped))
-    held_out = held_out_section(cases, leave_one_family_out(cases))
+    groups = leave_one_family_out(cases)
+    held_out = held_out_section(cases, groups, [held_out_scaling(cases, groups)])
     replace_block(DOCS_FILE, HELD_OUT_START, HELD_OUT_END, held_out)
+    replace_block(DOCS_FILE, SCALING_START, SCALING_END, scaling(cases))
     replace_block(DOCS_FILE, BLIND_START, BLIND_END, blind())
     print(f"wrote the validation sections of {DOCS_FILE.name}")
 

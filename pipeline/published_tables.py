@@ -1,33 +1,85 @@
-"""NVIDIA's published Megatron-Bridge throughput tables as calibration cases the model was never
-fitted on: a blind check of the constants fitted on fixtures/published_runs.
+"""NVIDIA's published throughput tables (Megatron-Bridge 25.09-26.06, NeMo 24.07) as calibration
+cases the model was never fitted on: a blind check of the constants fitted on
+fixtures/published_runs.
 
 Only rows the model can represent become cases, each with the assumptions it needed; every
 other row is skipped with its reason (FP4, a model without a named architecture, a cell
-holding two measurements). Pure: reads the recorded CSV, no network.
+holding two measurements). Pure: reads the recorded CSVs, no network.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pipeline.model.scaling import LayoutGrid
 from pipeline.model.workload import Precision, Workload
 from pipeline.validation import CalibrationCase, SkippedRow
-from pipeline.workloads import BATCH_FIELDS, presets
+from pipeline.workloads import architectures
 
-MEGATRON_BRIDGE = (
-    Path(__file__).resolve().parent.parent
-    / "fixtures"
-    / "published_runs"
-    / "megatron_bridge_performance_summary_archive.csv"
-)
+PUBLISHED = Path(__file__).resolve().parent.parent / "fixtures" / "published_runs"
+MEGATRON_BRIDGE = PUBLISHED / "megatron_bridge_performance_summary_archive.csv"
+NEMO_2407 = PUBLISHED / "nemo_performance_summary_24.07.csv"
 FAMILY = "megatron_bridge"
 
-# the table's model names whose architecture a preset holds (with its source)
-PRESET_OF = {"LLAMA3_8B": "llama3-8b", "LLAMA3_70B": "llama3-70b", "LLAMA3.1_405B": "llama3-405b"}
+
+@dataclass(frozen=True)
+class Table:
+    """How one recorded table's rows read: its family, model names and precision."""
+
+    family: str
+    path: Path
+    run_prefix: str
+    # the table's model names whose architecture is named (pipeline/presets, with its source)
+    architecture_of: dict[str, str]
+    # the row's precision label, or "" where the table prints none
+    precision_of: Callable[[dict[str, str]], str]
+    unmapped: str  # why a model outside architecture_of is left out
+
+
+MEGATRON_BRIDGE_TABLE = Table(
+    family=FAMILY,
+    path=MEGATRON_BRIDGE,
+    run_prefix="mbridge",
+    architecture_of={
+        "LLAMA3_8B": "llama3-8b",
+        "LLAMA3_70B": "llama3-70b",
+        "LLAMA3.1_405B": "llama3-405b",
+    },
+    precision_of=lambda row: (row["precision"] or "").strip(),
+    unmapped="not mapped (only the dense Llama 3 rows are, by their presets)",
+)
+
+
+def _stated_fp8(row: dict[str, str]) -> str:
+    """NeMo 24.07 states the precision once, above its pre-training table."""
+    return "FP8" if "at FP8 precision" in row["table_context_before"] else ""
+
+
+NEMO_2407_TABLE = Table(
+    family="nemo2407",
+    path=NEMO_2407,
+    run_prefix="nemo2407",
+    architecture_of={
+        "GPT3-5B": "gpt3-5b",
+        "GPT3-20B": "gpt3-20b",
+        "GPT3-175B": "gpt3-175b",
+        "LLAMA2-7B": "llama2-7b",
+        "LLAMA2-13B": "llama2-13b",
+        "LLAMA2-70B": "llama2-70b",
+        "LLAMA3-8B": "llama3-8b",
+        "LLAMA3-70B": "llama3-70b",
+        "Nemotron-8B": "nemotron3-8b",
+        "Nemotron-22B": "nemotron3-22b",
+        "Nemotron-340B": "nemotron4-340b",
+    },
+    precision_of=_stated_fp8,
+    unmapped="no named architecture",
+)
 
 
 # The tables name a DGX system, never its network. The fabric is the system's reference design,
@@ -79,21 +131,21 @@ def _int(row: dict[str, str], column: str) -> int | None:
     return int(text)
 
 
-def _case(row: dict[str, str]) -> CalibrationCase:
+def _case(row: dict[str, str], table: Table) -> CalibrationCase:
     model = row["model_from_heading"] or row["model"]
-    preset_name = PRESET_OF.get(model)
-    if preset_name is None:
-        raise _Skip(f"{model}: not mapped (only the dense Llama 3 rows are, by their presets)")
+    shape = table.architecture_of.get(model)
+    if shape is None:
+        raise _Skip(f"{model}: {table.unmapped}")
     cp = _int(row, "cp") or 1
-    label = (row["precision"] or "").strip()
+    label = table.precision_of(row)
     if not label:
-        raise _Skip("precision not printed (release 25.09)")
+        raise _Skip(f"precision not printed (release {row['release']})")
     if "(" in label:
         raise _Skip(f"precision {label}: two recipes' measurements in one cell")
     precision = PRECISIONS.get(label)
     if precision is None:
         raise _Skip(f"precision {label}: not modelled")
-    system = row["system"] or row["system_from_heading"]
+    system = row.get("system") or row["system_from_heading"]
     if system not in SYSTEMS:
         raise _Skip(f"system {system}: its GPU's specs are incomplete in gpus.csv")
     n_gpus, tp, pp = _int(row, "num_gpus"), _int(row, "tp"), _int(row, "pp")
@@ -102,11 +154,11 @@ def _case(row: dict[str, str]) -> CalibrationCase:
     if not (n_gpus and tp and pp and gbs and mbs and seq and published):
         raise _Skip("a layout, batch or throughput cell is empty")
     virtual = _int(row, "vp")
-    fsdp = _int(row, "fsdp") or 0
+    fsdp = (_int(row, "fsdp") or 0) if "fsdp" in row else 0  # NeMo 24.07 has no FSDP column
 
+    named = architectures()[shape]
     notes = [
-        f"architecture from the {preset_name} preset (its source: "
-        f"{presets()[preset_name]['source'].split(';')[0]})",
+        f"architecture {shape} (its source: {named['source'].split(';')[0]})",
         f"precision {label} modelled as FP8 GEMMs" if precision is Precision.FP8 else "BF16",
         "activation recompute not stated: searched",
         "TP communication overlap not stated: not assumed",
@@ -121,16 +173,14 @@ def _case(row: dict[str, str]) -> CalibrationCase:
     )
     if fsdp:
         notes.append(f"fsdp {fsdp}: ZeRO-3 (FSDP) over the data-parallel ranks")
-    fields = dict(presets()[preset_name]["workload"])
-    for name in BATCH_FIELDS:
-        fields.pop(name, None)
+    fields = dict(named["fields"])
     fields.update(
         name=f"{model} {system} {label} {n_gpus} GPUs",
         seq_len=seq,
         global_batch_size=gbs,
         micro_batch_size=mbs,
         precision=precision,
-        zero_stage=3 if fsdp else fields.get("zero_stage", 1),
+        zero_stage=3 if fsdp else 1,
         tokens=1e12,  # time-to-train is not scored; step time does not depend on it
     )
     try:
@@ -140,8 +190,11 @@ def _case(row: dict[str, str]) -> CalibrationCase:
     if n_gpus % (tp * pp * cp) or gbs % (n_gpus // (tp * pp * cp) * mbs):
         raise _Skip(f"tp x pp x cp {tp * pp * cp} and the batch do not divide {n_gpus} GPUs")
     return CalibrationCase(
-        run_id=f"mbridge_{row['release']}_{model}_{system}_{label}_{n_gpus}gpu_r{row['row_index']}",
-        family=FAMILY,
+        run_id=(
+            f"{table.run_prefix}_{row['release']}_{model}_{system}_{label}_{n_gpus}gpu_"
+            f"r{row['row_index']}"
+        ),
+        family=table.family,
         workload=workload,
         hardware=hardware,
         layout=LayoutGrid.partial(workload, tp, pp, mbs, None, virtual, cp=cp),
@@ -150,22 +203,32 @@ def _case(row: dict[str, str]) -> CalibrationCase:
     )
 
 
-def megatron_bridge_cases(
-    path: Path = MEGATRON_BRIDGE,
-) -> tuple[list[CalibrationCase], list[SkippedRow]]:
-    """The pre-training rows as cases; every other row skipped with its reason."""
-    with path.open(newline="", encoding="utf-8") as handle:
+def table_cases(table: Table) -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """A table's pre-training rows as cases; every other row skipped with its reason."""
+    with table.path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     cases: list[CalibrationCase] = []
     skipped: list[SkippedRow] = []
     for row in rows:
-        run_id = f"{row['release']} {row['model_from_heading'] or row['model']} {row['system']}"
-        if not row["section"].startswith("Pre-Training"):
+        system = row.get("system") or row["system_from_heading"]
+        run_id = f"{row['release']} {row['model_from_heading'] or row['model']} {system}"
+        # "Pre-Training Performance" (Megatron-Bridge), "Pretraining" (NeMo 24.07)
+        if not row["section"].replace("-", "").lower().startswith("pretraining"):
             skipped.append(SkippedRow(run_id, f"{row['section']}: fine-tuning is not scored"))
             continue
         try:
-            cases.append(_case(row))
+            cases.append(_case(row, table))
         except _Skip as skip:
             skipped.append(SkippedRow(run_id, str(skip)))
     assert all(math.isfinite(c.published_tokens_per_s_per_gpu) for c in cases)
     return cases, skipped
+
+
+def megatron_bridge_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """Megatron-Bridge's pre-training rows as cases; every other row skipped with its reason."""
+    return table_cases(MEGATRON_BRIDGE_TABLE)
+
+
+def nemo_2407_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """NeMo 24.07's H100 FP8 pre-training rows as cases; the fine-tuning rows skipped."""
+    return table_cases(NEMO_2407_TABLE)

@@ -13,6 +13,25 @@ from pipeline.files import read_json_input
 from pipeline.model.workload import Workload
 
 PRESETS_FILE = Path(__file__).parent / "presets" / "workloads.json"
+ARCHITECTURES_FILE = Path(__file__).parent / "presets" / "architectures.json"
+# what a named architecture fixes: the model's shape (and its native context, a default the
+# workload's own seq_len replaces); never the training plan (tokens, batch, precision...)
+SHAPE_FIELDS = frozenset(
+    {
+        "params_billion",
+        "active_params_billion",
+        "layers",
+        "hidden_size",
+        "heads",
+        "kv_heads",
+        "ffn_size",
+        "gated_mlp",
+        "vocab_size",
+        "tied_embeddings",
+        "moe",
+        "seq_len",
+    }
+)
 # a workload's global batch: in tokens or in sequences, exactly one of them
 BATCH_FIELDS = frozenset({"global_batch_tokens", "global_batch_size"})
 
@@ -25,6 +44,26 @@ class WorkloadError(ValueError):
 def presets() -> dict[str, dict[str, Any]]:
     entries = json.loads(PRESETS_FILE.read_text(encoding="utf-8"))
     return {entry["preset"]: entry for entry in entries}
+
+
+@cache
+def architectures() -> dict[str, dict[str, Any]]:
+    """Named model shapes with their sources: architectures.json's, then every preset's own
+    (a preset is an architecture and a training plan; its name names both)."""
+    named: dict[str, dict[str, Any]] = {}
+    for entry in json.loads(ARCHITECTURES_FILE.read_text(encoding="utf-8")):
+        named[entry["architecture"]] = entry
+    for name, entry in presets().items():
+        if name in named:
+            raise WorkloadError(f"{name!r} is both a preset and an architecture: one name each")
+        fields = {k: v for k, v in entry["workload"].items() if k in SHAPE_FIELDS}
+        named[name] = {
+            "architecture": name,
+            "description": entry["description"],
+            "source": entry["source"],
+            "fields": fields,
+        }
+    return named
 
 
 def preset(name: str) -> Workload:
@@ -45,7 +84,9 @@ def parse_workload(fields: dict[str, Any], origin: str) -> Workload:
 
 def load_workload(name_or_file: str) -> Workload:
     """A preset name, or a JSON file holding the Workload fields; a file with ``"preset"``
-    starts from that preset's architecture and changes only the fields it gives."""
+    starts from that preset (architecture and training plan) and changes only the fields it
+    gives; a file with ``"architecture"`` takes the model's shape from :func:`architectures`
+    and gives the training plan itself (tokens, batch...)."""
     if name_or_file in presets():
         return preset(name_or_file)
     path = Path(name_or_file)
@@ -57,6 +98,12 @@ def load_workload(name_or_file: str) -> Workload:
     if not isinstance(fields, dict):
         raise WorkloadError(f"{path}: expected a JSON object of workload fields")
     base = fields.pop("preset", None)
+    shape = fields.pop("architecture", None)
+    if base is not None and shape is not None:
+        raise WorkloadError(
+            f"{path}: give preset (an architecture and a training plan) or architecture "
+            "(the model's shape alone), not both"
+        )
     if base is not None:
         # a named architecture: the preset's fields (with their sources), the file's on top
         known = presets()
@@ -69,5 +116,13 @@ def load_workload(name_or_file: str) -> Workload:
             for name in BATCH_FIELDS:
                 inherited.pop(name, None)
         fields = {**inherited, "name": f"{base} ({path.stem})", **fields}
+    if shape is not None:
+        # the model's shape from its source; the training plan is the file's to give
+        named = architectures()
+        if not isinstance(shape, str) or shape not in named:
+            raise WorkloadError(
+                f"{path}: architecture: {shape!r} is not one of {', '.join(sorted(named))}"
+            )
+        fields = {**named[shape]["fields"], "name": f"{shape} ({path.stem})", **fields}
     fields.setdefault("name", path.stem)
     return parse_workload(fields, str(path))

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.validation import CalibrationCase, CaseScore, calibration_cases, score
 from warehouse.load import init_warehouse
 
 
@@ -28,3 +29,15 @@ def fixture_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = fabricscope("refresh", "--offline", "--warehouse", str(path), env=env, timeout=300)
     assert done.returncode in (0, 3), done.stderr  # 3: some sources failed by design
     return path
+
+
+@pytest.fixture(scope="session")
+def published_cases() -> list[CalibrationCase]:
+    """The published runs of fixtures/published_runs mapped onto the model's inputs."""
+    return calibration_cases()
+
+
+@pytest.fixture(scope="session")
+def published_scores(published_cases: list[CalibrationCase]) -> list[CaseScore]:
+    """Those runs scored with ``ModelConstants()`` (read-only: shared by every test)."""
+    return score(published_cases)

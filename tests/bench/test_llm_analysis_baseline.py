@@ -15,17 +15,17 @@ import pytest
 
 from bench import bench_model, llm_analysis_baseline
 from pipeline.model.workload import LoRA
-from pipeline.validation import accuracy_table, calibration_cases, score
+from pipeline.validation import accuracy_table
 
 
-@pytest.fixture(scope="module")
-def cases():
-    return calibration_cases()
+@pytest.fixture
+def cases(published_cases):
+    return published_cases
 
 
-@pytest.fixture(scope="module")
-def scores(cases):
-    return score(cases)
+@pytest.fixture
+def scores(published_scores):
+    return published_scores
 
 
 # ---- the table (no llm-analysis needed)

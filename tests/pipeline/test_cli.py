@@ -180,6 +180,14 @@ def test_estimate_prints_the_model_outputs_as_json(tmp_path):
     assert ",cp=2" in context["layout"] and context["cp_comm_s"] >= 0
 
 
+def h100_cluster(tmp_path: Path, gpus: int) -> Path:
+    """A hardware file: ``gpus`` H100 SXM, 8 per node, 400 Gb/s InfiniBand per GPU."""
+    hw = tmp_path / "hw.json"
+    row = {"gpu_model": "H100 SXM", "gpu_count": gpus, "gpus_per_node": 8}
+    hw.write_text(json.dumps({**row, "fabric_class": "infiniband", "fabric_gbps_per_gpu": 400}))
+    return hw
+
+
 def estimate_json(hw, *args, workload="llama3-8b"):
     done = fabricscope("estimate", "-w", workload, "--hardware", str(hw), *args, "--format", "json")
     assert done.returncode == 0, done.stderr
@@ -204,18 +212,7 @@ def estimate_json(hw, *args, workload="llama3-8b"):
     ],
 )
 def test_estimate_errors_are_one_line(tmp_path, args, message):
-    hw = tmp_path / "hw.json"
-    hw.write_text(
-        json.dumps(
-            {
-                "gpu_model": "H100 SXM",
-                "gpu_count": 64,
-                "gpus_per_node": 8,
-                "fabric_class": "infiniband",
-                "fabric_gbps_per_gpu": 400,
-            }
-        )
-    )
+    hw = h100_cluster(tmp_path, 64)
     result = fabricscope("estimate", *args, "--hardware", str(hw))
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
@@ -434,18 +431,7 @@ def test_a_workload_file_can_start_from_a_named_architecture(tmp_path):
     says "preset" and only what differs, instead of every architecture field."""
     job = tmp_path / "run.json"
     job.write_text(json.dumps({"preset": "llama3-70b", "tokens": 1e12, "seq_len": 4096}))
-    hw = tmp_path / "hw.json"
-    hw.write_text(
-        json.dumps(
-            {
-                "gpu_model": "H100 SXM",
-                "gpu_count": 512,
-                "gpus_per_node": 8,
-                "fabric_class": "infiniband",
-                "fabric_gbps_per_gpu": 400,
-            }
-        )
-    )
+    hw = h100_cluster(tmp_path, 512)
     mine = estimate_json(hw, workload=str(job))
     full = estimate_json(hw, workload="llama3-70b")
     # the same architecture on a shorter sequence and fewer tokens: less time in all
@@ -471,3 +457,40 @@ def test_a_workload_file_can_start_from_a_named_architecture(tmp_path):
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert "preset: 'llama9-1t' is not one of" in line
+
+
+def test_a_workload_file_can_take_a_named_architecture_and_state_its_own_plan(tmp_path):
+    """A published Llama 2 70B run: the file names the architecture and gives only its plan;
+    the estimate is the one every shape field typed out gives."""
+    plan = {"tokens": 2e12, "global_batch_tokens": 4194304}
+    named = tmp_path / "named.json"
+    named.write_text(json.dumps({"architecture": "llama2-70b", **plan}))
+    typed = tmp_path / "typed.json"
+    typed.write_text(
+        json.dumps(
+            {
+                "layers": 80, "hidden_size": 8192, "heads": 64, "kv_heads": 8,
+                "ffn_size": 28672, "gated_mlp": True, "vocab_size": 32000, "seq_len": 4096,
+                **plan,
+            }
+        )
+    )  # fmt: skip
+    hw = h100_cluster(tmp_path, 64)
+    by_name = estimate_json(hw, workload=str(named))[0]
+    assert by_name["step_time_s"] == estimate_json(hw, workload=str(typed))[0]["step_time_s"]
+    # the file's own seq_len replaces the architecture's native context
+    longer = tmp_path / "longer.json"
+    longer.write_text(json.dumps({"architecture": "llama2-70b", "seq_len": 8192, **plan}))
+    assert estimate_json(hw, workload=str(longer))[0]["step_time_s"] > by_name["step_time_s"]
+    # an architecture is a shape, not a plan: without tokens the file is refused, naming it
+    for body, message in [
+        ({"architecture": "llama2-70b", "global_batch_tokens": 4194304}, "tokens: Field required"),
+        ({"architecture": "llama9-1t", **plan}, "architecture: 'llama9-1t' is not one of"),
+        ({"architecture": "llama2-70b", "preset": "llama3-70b"}, "not both"),
+    ]:
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(body))
+        result = fabricscope("estimate", "-w", str(bad), "--hardware", str(hw))
+        assert result.returncode == 2, body
+        [line] = result.stderr.strip().splitlines()
+        assert message in line, line

@@ -1,4 +1,5 @@
-"""NVIDIA's Megatron-Bridge tables as blind calibration cases (fixtures/published_runs)."""
+"""NVIDIA's Megatron-Bridge and NeMo 24.07 tables as blind calibration cases
+(fixtures/published_runs)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import csv
 
 from bench import model_docs
 from pipeline.model.workload import Precision
-from pipeline.published_tables import MEGATRON_BRIDGE, megatron_bridge_cases
+from pipeline.published_tables import (
+    MEGATRON_BRIDGE,
+    NEMO_2407,
+    megatron_bridge_cases,
+    nemo_2407_cases,
+)
 from pipeline.validation import BLIND_END, BLIND_START, DOCS_FILE, score
 
 
@@ -52,3 +58,27 @@ def test_the_blind_rows_score_and_the_documented_block_is_the_generated_one():
         "docs/MODEL.md is out of date: run python -m bench.model_docs"
     )
     assert f"{len(cases)} rows scored with `ModelConstants()`, none of them fitted on" in documented
+
+
+def test_nemo_2407_maps_every_pre_training_row_by_its_named_architecture():
+    with NEMO_2407.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    cases, skipped = nemo_2407_cases()
+    assert len(cases) + len(skipped) == len(rows) == 18
+    assert len(cases) == 12  # every pre-training row; the six fine-tuning rows skipped
+    assert {row.reason for row in skipped} == {"Finetuning: fine-tuning is not scored"}
+    by_run = {case.run_id: case for case in cases}
+    # | LLAMA2-70B | 64 | 128 | 1 | 4096 | 4 | 4 | 1 | 20 | 1728 | ...: the table's FP8
+    llama2 = by_run["nemo2407_NeMo24.07_LLAMA2-70B_DGX-H100_FP8_64gpu_r7"]
+    assert llama2.published_tokens_per_s_per_gpu == 1728
+    w = llama2.workload
+    assert (w.layers, w.hidden_size, w.heads, w.kv_heads, w.ffn_size) == (80, 8192, 64, 8, 28672)
+    assert (w.vocab_size, w.seq_len, w.batch_sequences, w.micro_batch_size) == (32000, 4096, 128, 1)
+    assert w.precision is Precision.FP8
+    assert llama2.layout is not None and set(llama2.layout.virtual) == {20}
+    assert set(llama2.layout.tp) == {4} and set(llama2.layout.pp) == {4}
+    assert any("architecture llama2-70b" in note for note in llama2.assumptions)
+    # Nemotron-340B is Nemotron-4's 340B: 96 layers of 18432, 8 KV heads, untied 256k vocab
+    nemotron = by_run["nemo2407_NeMo24.07_Nemotron-340B_DGX-H100_FP8_128gpu_r10"]
+    assert (nemotron.workload.layers, nemotron.workload.vocab_size) == (96, 256000)
+    assert all(s.predicted_timing > 0 for s in score(cases))
