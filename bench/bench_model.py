@@ -15,10 +15,10 @@ import numpy as np
 from bench import llm_analysis_baseline, model_docs
 from pipeline.catalog import profiles
 from pipeline.model.scaling import estimate
+from pipeline.published_tables import calibration_set
 from pipeline.scaling_pairs import held_out_scaling
 from pipeline.validation import (
     accuracy_table,
-    calibration_cases,
     held_out_table,
     leave_one_family_out,
     score,
@@ -50,7 +50,7 @@ def _profile_rows(rng: np.random.Generator) -> list[dict[str, object]]:
 
 def _accuracy(report: Callable[[str], None]) -> list[str]:
     """The accuracy table, with llm-analysis as a third row when it is installed."""
-    cases = calibration_cases()
+    cases = calibration_set()[0]
     extra: list[tuple[str, list[float | None]]] = []
     if llm_analysis_baseline.AVAILABLE:
         report(f"{llm_analysis_baseline.row_name()} on {len(cases)} published runs")

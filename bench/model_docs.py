@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bench import llm_analysis_baseline
-from pipeline.published_tables import megatron_bridge_cases, nemo_2407_cases
+from pipeline.published_tables import calibration_set, megatron_bridge_cases
 from pipeline.scaling_pairs import (
     SCALING_END,
     SCALING_START,
@@ -29,7 +29,6 @@ from pipeline.validation import (
     docs_section,
     held_out_section,
     leave_one_family_out,
-    map_rows,
     replace_block,
     replace_docs_section,
     score,
@@ -46,47 +45,25 @@ def section(cases: Sequence[CalibrationCase], skipped: Sequence[SkippedRow]) -> 
 
 
 def blind() -> str:
-    """NVIDIA's Megatron-Bridge and NeMo 24.07 tables, scored blind (cheap: no fit)."""
+    """NVIDIA's Megatron-Bridge tables, scored blind (cheap: no fit)."""
+    cases, skipped = megatron_bridge_cases()
 
     def system(case: CalibrationCase) -> str:
-        return f"{case.hardware['gpu_model']}, {case.workload.precision.value}"
+        kind = "DeepSeek-V3 (MoE)" if case.workload.moe is not None else "Llama 3 (dense)"
+        return f"{kind}, {case.hardware['gpu_model']}, {case.workload.precision.value}"
 
-    def model(case: CalibrationCase) -> str:
-        return case.run_id.split("_")[2].split("-")[0]  # the table's model family (GPT3...)
-
-    bridge, bridge_skipped = megatron_bridge_cases()
-    nemo, nemo_skipped = nemo_2407_cases()
-    pairs = scaling_pairs(nemo, score(nemo))
     return "\n".join(
         [
             BLIND_START,
             blind_section(
                 "NVIDIA's Megatron-Bridge pre-training tables (fixtures/published_runs/"
                 "megatron_bridge_performance_summary_archive.csv, releases 25.09-26.06; the dense "
-                "Llama 3 8B/70B/405B rows), each row's own layout",
-                bridge,
-                bridge_skipped,
+                "Llama 3 8B/70B/405B rows and DeepSeek-V3, the one MoE model with a named "
+                "architecture), each row's own layout",
+                cases,
+                skipped,
                 system,
             ),
-            "",
-            blind_section(
-                "NeMo 24.07's H100 FP8 pre-training table (fixtures/published_runs/"
-                "nemo_performance_summary_24.07.csv; GPT-3, Llama 2, Llama 3 and Nemotron by "
-                "their named architectures, pipeline/presets/architectures.json), each row's own "
-                "layout",
-                nemo,
-                nemo_skipped,
-                model,
-            ),
-            "",
-            "Scaling within it (the same job at two GPU counts, each with its own batch): "
-            + "; ".join(
-                f"{p.job.split(': ', 1)[1]}, {p.small_gpus} -> {p.large_gpus} GPUs: published "
-                f"efficiency {p.published:.3f}, predicted {p.predicted:.3f} "
-                f"({p.error_points:+.1f} points)"
-                for p in pairs
-            )
-            + ".",
             BLIND_END,
         ]
     )
@@ -98,7 +75,7 @@ def scaling(cases: Sequence[CalibrationCase]) -> str:
 
 
 def main() -> None:
-    cases, skipped = map_rows()
+    cases, skipped = calibration_set()
     replace_docs_section(DOCS_FILE, section(cases, skipped))
     groups = leave_one_family_out(cases)
     held_out = held_out_section(cases, groups, [held_out_scaling(cases, groups)])

@@ -29,7 +29,7 @@ import numpy as np
 
 from pipeline.catalog import gpu_specs, profiles, resolve_gpu
 from pipeline.model.hardware import HardwareError
-from pipeline.model.scaling import LayoutGrid, ModelConstants, estimate
+from pipeline.model.scaling import FP8_EFFICIENCY_PRIOR, LayoutGrid, ModelConstants, estimate
 from pipeline.model.workload import Precision, Recompute, Workload
 
 FIXTURE = (
@@ -742,7 +742,13 @@ def fit_constants(
     if any(case.workload.precision is Precision.FP8 for case in cases):
         names.append("fp8_efficiency_factor")
     else:
-        notes.append("fp8_efficiency_factor not fitted: no FP8 case (kept at its default)")
+        # the prior, not the default: the default was fitted on FP8 rows, which may be the
+        # very rows a leave-one-family-out fit must not see
+        start = replace(start, fp8_efficiency_factor=FP8_EFFICIENCY_PRIOR)
+        notes.append(
+            "fp8_efficiency_factor not fitted: no FP8 case (kept at its prior "
+            f"{FP8_EFFICIENCY_PRIOR:g})"
+        )
 
     best, best_value = start, _objective(cases, start)
     evaluations = 1
@@ -836,8 +842,8 @@ def held_out_table(held_out: Sequence[HeldOutFamily]) -> str:
     """Per family: its rows' timing error with constants fitted on the other families."""
     lines = [
         "| family left out | n | median error % | p90 error % | max error % "
-        "| eta_compute_max | matrix_width_half | dp_overlap |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| eta_compute_max | matrix_width_half | dp_overlap | fp8_efficiency_factor |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     every: list[float] = []
     for group in held_out:
@@ -847,12 +853,13 @@ def held_out_table(held_out: Sequence[HeldOutFamily]) -> str:
         lines.append(
             f"| {group.family} | {len(errors)} | {np.median(errors):.1f} | "
             f"{np.percentile(errors, 90):.1f} | {np.max(errors):.1f} | "
-            f"{c['eta_compute_max']:.3g} | {c['matrix_width_half']:.4g} | {c['dp_overlap']:.3g} |"
+            f"{c['eta_compute_max']:.3g} | {c['matrix_width_half']:.4g} | {c['dp_overlap']:.3g} "
+            f"| {c['fp8_efficiency_factor']:.3g} |"
         )
     pooled = np.array(every, dtype=np.float64)
     lines.append(
         f"| all, each family held out | {len(pooled)} | {np.median(pooled):.1f} | "
-        f"{np.percentile(pooled, 90):.1f} | {np.max(pooled):.1f} | | | |"
+        f"{np.percentile(pooled, 90):.1f} | {np.max(pooled):.1f} | | | | |"
     )
     return "\n".join(lines)
 
@@ -874,10 +881,12 @@ def held_out_section(
         [
             HELD_OUT_START,
             f"Leave-one-family-out: each source family's {len(verified)} verified rows in all "
-            "predicted with `eta_compute_max`, `matrix_width_half` and `dp_overlap` fitted "
+            "predicted with `eta_compute_max`, `matrix_width_half`, `dp_overlap` and (where "
+            "the other families hold FP8 rows) `fp8_efficiency_factor` fitted "
             "(`fit_constants`, the same objective and grid) on the other families' rows only; "
-            "the fit never sees the rows it is scored on. Timing error, predicted vs published "
-            "tokens/s per GPU. Fitted from the defaults "
+            "the fit never sees the rows it is scored on, and a family predicted without FP8 "
+            f"rows to fit on keeps the FP8 prior {FP8_EFFICIENCY_PRIOR:g}. Timing error, "
+            "predicted vs published tokens/s per GPU. Fitted from the defaults "
             f"eta_compute_max={defaults.eta_compute_max:g}, "
             f"matrix_width_half={defaults.matrix_width_half:g}, "
             f"dp_overlap={defaults.dp_overlap:g}.",
@@ -1072,8 +1081,8 @@ def docs_section(
     return "\n".join(
         [
             DOCS_START,
-            f"In-sample: {len(cases)} published runs scored ({len(skipped)} rows skipped for "
-            "missing fields), each with its own layout where it gives one, with "
+            f"In-sample: {len(cases)} published runs scored ({len(skipped)} rows skipped, each "
+            "with its reason), each with its own layout where it gives one, with "
             "`ModelConstants()`, whose fitted constants were fitted on these very rows: these "
             "figures flatter the model. The held-out figure (each family predicted by "
             "constants fitted without it) is the next block. "

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.validation import CalibrationCase, CaseScore, calibration_cases, score
+from pipeline.published_tables import calibration_set
+from pipeline.validation import CalibrationCase, CaseScore, score
 from warehouse.load import init_warehouse
 
 
@@ -33,8 +34,8 @@ def fixture_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def published_cases() -> list[CalibrationCase]:
-    """The published runs of fixtures/published_runs mapped onto the model's inputs."""
-    return calibration_cases()
+    """The published runs the constants are fitted on, mapped onto the model's inputs."""
+    return calibration_set()[0]
 
 
 @pytest.fixture(scope="session")
