@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bench import llm_analysis_baseline, model_docs
+from bench import llm_analysis_baseline, megatron_memory, model_docs
 from pipeline.catalog import profiles
 from pipeline.model.scaling import estimate
 from pipeline.published_tables import calibration_set
@@ -134,4 +134,6 @@ def run(report: Callable[[str], None]) -> list[str]:
         "### Accuracy on the published runs (tokens/s per GPU, each run's own layout)",
         "",
         *_accuracy(report),
+        "",
+        *megatron_memory.table(),
     ]
