@@ -1,6 +1,6 @@
-"""NVIDIA's published throughput tables (Megatron-Bridge 25.09-26.06, NeMo 24.07) as calibration
-cases the model was never fitted on: a blind check of the constants fitted on
-fixtures/published_runs.
+"""NVIDIA's published throughput tables as calibration cases: NeMo 24.07's H100 FP8 table, one
+of the families the constants are fitted on (:func:`calibration_set`), and Megatron-Bridge's
+25.09-26.06 tables, which no constant is fitted on: the blind check.
 
 Only rows the model can represent become cases, each with the assumptions it needed; every
 other row is skipped with its reason (FP4, a model without a named architecture, a cell
@@ -68,7 +68,6 @@ MEGATRON_BRIDGE_TABLE = Table(
         "Qwen3": HEAD_WIDTH,
         "GPT OSS": HEAD_WIDTH,
         "Nemotron_3": "hybrid Mamba-Transformer: Mamba layers are not modelled",
-        "Kimi_K2": "no named architecture",
         "DeepSeekV3 (w/ MTP)": "multi-token prediction's extra layer is not modelled",
         "DeepSeekV3 (tokendrop)": "token dropping (a capacity factor) is not modelled",
     },
@@ -174,7 +173,7 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
     if not (n_gpus and tp and pp and gbs and mbs and seq and published):
         raise _Skip("a layout, batch or throughput cell is empty")
     virtual = _int(row, "vp")
-    fsdp = (_int(row, "fsdp") or 0) if "fsdp" in row else 0  # NeMo 24.07 has no FSDP column
+    fsdp = _int(row, "fsdp") or 0  # NeMo 24.07 has no FSDP column: read as none
 
     named = architectures()[shape]
     notes = [

@@ -118,12 +118,13 @@ def scaling_table(pairs: Sequence[ScalingPair]) -> str:
 
 
 def pairs_table(pairs: Sequence[ScalingPair]) -> str:
-    """Each pair: the job, the two sizes, published and predicted efficiency."""
+    """Each pair in the order given: the job, the two sizes, published and predicted
+    efficiency."""
     lines = [
         "| job | GPUs | published efficiency | predicted | error, points |",
         "|---|---|---:|---:|---:|",
     ]
-    for p in sorted(pairs, key=lambda p: -abs(p.error_points)):
+    for p in pairs:
         lines.append(
             f"| {p.job} | {p.small_gpus} -> {p.large_gpus} | {p.published:.3f} | "
             f"{p.predicted:.3f} | {p.error_points:+.1f} |"

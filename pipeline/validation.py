@@ -724,9 +724,11 @@ def fit_constants(
     whose published layout the memory check rejects scores 100% whatever these four timing
     constants are, which would make the median over the whole set flat in them. A coarse
     grid over the bounded ranges, then two finer grids around the best point. A constant no
-    case can inform (FP8 without FP8 cases; DP overlap when no case exposes DP communication
-    anywhere in its range) keeps its default, and the report says so. ``grid_points``
-    overrides the points per constant of each grid (a coarse fit for a quick check).
+    case can inform keeps a value the cases did not set, and the report says so: without FP8
+    cases the FP8 factor keeps its prior (the default was itself fitted on FP8 rows); DP
+    overlap, when no case exposes DP communication anywhere in its range, its default.
+    ``grid_points`` overrides the points per constant of each grid (a coarse fit for a quick
+    check).
     """
     start = base or ModelConstants()
     points = {**_GRID_POINTS, **(grid_points or {})}
