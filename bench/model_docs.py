@@ -44,12 +44,22 @@ def section(cases: Sequence[CalibrationCase], skipped: Sequence[SkippedRow]) -> 
     return docs_section(cases, skipped, extra, llm_analysis_baseline.notes(results))
 
 
+# the blind tables' models, by the start of their names, as the blind block groups them
+BLIND_KINDS = {
+    "LLAMA": "Llama 3 (dense)",
+    "DeepSeekV3": "DeepSeek-V3 (MoE)",
+    "Qwen3_30B": "Qwen3-30B-A3B (MoE)",
+    "Qwen3_235B": "Qwen3-235B-A22B (MoE)",
+}
+
+
 def blind() -> str:
     """NVIDIA's Megatron-Bridge tables, scored blind (cheap: no fit)."""
     cases, skipped = megatron_bridge_cases()
 
     def system(case: CalibrationCase) -> str:
-        kind = "DeepSeek-V3 (MoE)" if case.workload.moe is not None else "Llama 3 (dense)"
+        model = case.workload.name.split()[0]
+        kind = next((k for start, k in BLIND_KINDS.items() if model.startswith(start)), model)
         return f"{kind}, {case.hardware['gpu_model']}, {case.workload.precision.value}"
 
     return "\n".join(
@@ -58,8 +68,8 @@ def blind() -> str:
             blind_section(
                 "NVIDIA's Megatron-Bridge pre-training tables (fixtures/published_runs/"
                 "megatron_bridge_performance_summary_archive.csv, releases 25.09-26.06; the dense "
-                "Llama 3 8B/70B/405B rows and DeepSeek-V3, the one MoE model with a named "
-                "architecture), each row's own layout",
+                "Llama 3 8B/70B/405B rows and the MoE models with a named architecture: "
+                "DeepSeek-V3, Qwen3-30B-A3B and Qwen3-235B-A22B), each row's own layout",
                 cases,
                 skipped,
                 system,

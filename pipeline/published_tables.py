@@ -48,7 +48,12 @@ class Table:
         return f"{model}: no named architecture"
 
 
-HEAD_WIDTH = "a head width other than hidden / heads (the workload cannot state one)"
+SLIDING_WINDOW = (
+    "sliding-window attention (128 tokens) on every other layer and attention sinks are not "
+    "modelled (NVIDIA-NeMo/Megatron-Bridge gpt_oss_provider.py @5fcab34f8bda: window_size "
+    "(127, 0), window_attn_skip_freq 2)"
+)
+TOKEN_DROP = "token dropping (a capacity factor) is not modelled"
 MEGATRON_BRIDGE_TABLE = Table(
     family=FAMILY,
     path=MEGATRON_BRIDGE,
@@ -62,14 +67,17 @@ MEGATRON_BRIDGE_TABLE = Table(
         "DeepSeekV3": "deepseek-v3",
         "DeepSeekV3 (w/o MTP)": "deepseek-v3",
         "DeepSeekV3 (dropless)": "deepseek-v3",
+        "Qwen3_30B_a3B": "qwen3-30b-a3b",
+        "Qwen3_235B_a22B": "qwen3-235b-a22b",
     },
     precision_of=lambda row: (row["precision"] or "").strip(),
     unmapped={
-        "Qwen3": HEAD_WIDTH,
-        "GPT OSS": HEAD_WIDTH,
+        "GPT OSS": SLIDING_WINDOW,
         "Nemotron_3": "hybrid Mamba-Transformer: Mamba layers are not modelled",
         "DeepSeekV3 (w/ MTP)": "multi-token prediction's extra layer is not modelled",
-        "DeepSeekV3 (tokendrop)": "token dropping (a capacity factor) is not modelled",
+        "DeepSeekV3 (tokendrop)": TOKEN_DROP,
+        "Qwen3_30B_a3B (tokendrop)": TOKEN_DROP,
+        "Qwen3_235B_a22B (tokendrop)": TOKEN_DROP,
     },
 )
 

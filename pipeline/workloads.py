@@ -24,6 +24,7 @@ SHAPE_FIELDS = frozenset(
         "hidden_size",
         "heads",
         "kv_heads",
+        "head_dim",
         "ffn_size",
         "gated_mlp",
         "vocab_size",

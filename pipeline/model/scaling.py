@@ -271,15 +271,16 @@ def _gemm_width(workload: Workload, t: Array) -> Array:
 
     A GEMM of (tokens x K) by (K x N) with many tokens does about K N / (K + N) FLOPs per
     element it moves, so that is its width; the layer's is the FLOP-weighted mean over
-    QKV (K = h, N = (h + 2 kv) / t), the output projection (K = h / t, N = h) and the MLP
+    QKV (K = h, N = (q + 2 kv) / t), the output projection (K = q / t, N = h) and the MLP
     (K = h, N = f / t, twice f when gated; then K = f / t, N = h). Tensor parallelism
     narrows one side of each GEMM, not both.
     """
     h, kv, f = float(workload.hidden_size), float(workload.kv_dim), float(workload.ffn)
+    q = float(workload.q_dim)
     up = 2.0 * f if workload.gated_mlp else f
     gemms = (
-        (h, (h + 2.0 * kv) / t, h * (h + 2.0 * kv)),
-        (h / t, h, h * h),
+        (h, (q + 2.0 * kv) / t, h * (q + 2.0 * kv)),
+        (q / t, h, q * h),
         (h, up / t, h * up),
         (f / t, h, f * h),
     )
@@ -356,7 +357,7 @@ def _valid(workload: Workload, g: _Grid) -> Array:
 
 def _model_flops_step(workload: Workload) -> float:
     """The model FLOPs of one step (model-notes 4.1), recompute excluded."""
-    attention_flops = 12.0 * workload.layers * workload.seq_len * workload.hidden_size
+    attention_flops = workload.attention_flops_per_token
     p_act, p_train = workload.active_params, workload.trainable_params
     if workload.lora is None:
         model_flops_token = 6.0 * p_act + attention_flops  # per token, fwd + bwd
@@ -446,7 +447,7 @@ def _cp_comm(
     latency = np.where(on_fabric, g.net_step, c.nvlink_step_latency_s)
     per_layer = (3.0 + g.share) * (cp - 1) * (latency + kv_chunk / np.maximum(bus, 1.0))
     # the attention share of the compute, per layer and micro-batch
-    attention = 12.0 * workload.layers * workload.seq_len * workload.hidden_size
+    attention = workload.attention_flops_per_token
     share = attention * workload.batch_tokens / _model_flops_step(workload)
     layer_calls = m * workload.layers / p
     attention_layer = compute * share / layer_calls

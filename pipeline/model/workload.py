@@ -71,6 +71,13 @@ class Workload(_Spec):
     hidden_size: int = Field(gt=0, le=262_144)
     heads: int = Field(gt=0, le=4096)
     kv_heads: int | None = Field(default=None, gt=0, description="GQA/MQA; default: heads")
+    head_dim: int | None = Field(
+        default=None,
+        gt=0,
+        le=4096,
+        description="width of one attention head (query, key and value); default: "
+        "hidden_size / heads",
+    )
     ffn_size: int | None = Field(default=None, gt=0, description="default: 4 x hidden_size")
     gated_mlp: bool = Field(default=False, description="SwiGLU-style MLP: 3 matrices, not 2")
     seq_len: int = Field(gt=0, le=10_000_000)
@@ -113,10 +120,11 @@ class Workload(_Spec):
                 f"workload {self.name!r}: give exactly one of global_batch_tokens and "
                 "global_batch_size"
             )
-        if self.hidden_size % self.heads:
+        if self.head_dim is None and self.hidden_size % self.heads:
             raise ValueError(
                 f"workload {self.name!r}: hidden_size {self.hidden_size} is not a multiple of "
-                f"heads {self.heads}"
+                f"heads {self.heads} (give head_dim when the heads are not hidden_size / heads "
+                "wide)"
             )
         if self.kv_heads is not None and (self.kv_heads > self.heads or self.heads % self.kv_heads):
             raise ValueError(
@@ -152,8 +160,24 @@ class Workload(_Spec):
         return self.ffn_size or 4 * self.hidden_size
 
     @property
+    def head_width(self) -> int:
+        """One attention head's width: head_dim, else hidden_size / heads."""
+        return self.head_dim or self.hidden_size // self.heads
+
+    @property
+    def q_dim(self) -> int:
+        """The queries' (and the attention output's) width: heads x head width."""
+        return self.heads * self.head_width
+
+    @property
     def kv_dim(self) -> int:
-        return self.hidden_size * (self.kv_heads or self.heads) // self.heads
+        return (self.kv_heads or self.heads) * self.head_width
+
+    @property
+    def attention_flops_per_token(self) -> float:
+        """Scores and their product with V, forward and backward, non-causal (model-notes
+        4.1's 12 l s h, with h the query width heads x head width)."""
+        return 12.0 * self.layers * self.seq_len * self.q_dim
 
     @property
     def activation_bytes_per_token_width(self) -> float:
@@ -164,11 +188,13 @@ class Workload(_Spec):
         kv/h of the width) and the output projection's input; the MLP keeps its input, the
         first GEMM's output (2f wide when gated) and the second GEMM's input; each dropout
         keeps a 1-byte mask. The s x s scores are counted separately (none with Flash).
+        Q and the output projection's input are heads x head width wide.
         """
         h = self.hidden_size
+        q = self.q_dim / h
         kv = self.kv_dim / h
         f = self.ffn / h
-        attention = 2 + 2 + 4 * kv + 2
+        attention = 2 + 2 * q + 4 * kv + 2 * q
         mlp = 2 + (6 if self.gated_mlp else 4) * f
         masks = 2 if self.dropout else 0
         return attention + mlp + 4 + masks
@@ -176,7 +202,7 @@ class Workload(_Spec):
     @property
     def _attention_params_per_layer(self) -> int:
         h = self.hidden_size
-        return 2 * h * h + 2 * h * self.kv_dim  # q and o, k and v
+        return 2 * h * self.q_dim + 2 * h * self.kv_dim  # q and o, k and v
 
     def _mlp_params(self, ffn: int) -> int:
         return (3 if self.gated_mlp else 2) * self.hidden_size * ffn
