@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bench import llm_analysis_baseline
-from pipeline.published_tables import calibration_set, megatron_bridge_cases
+from pipeline.published_tables import automodel_cases, calibration_set, megatron_bridge_cases
 from pipeline.scaling_pairs import (
     SCALING_END,
     SCALING_START,
@@ -47,18 +47,22 @@ def section(cases: Sequence[CalibrationCase], skipped: Sequence[SkippedRow]) -> 
 # the blind tables' models, by the start of their names, as the blind block groups them
 BLIND_KINDS = {
     "LLAMA": "Llama 3 (dense)",
+    "Llama3": "Llama 3 (dense)",
     "DeepSeekV3": "DeepSeek-V3 (MoE)",
+    "DeepSeek V3": "DeepSeek-V3 (MoE)",
     "Qwen3_30B": "Qwen3-30B-A3B (MoE)",
+    "Qwen3 MoE 30B": "Qwen3-30B-A3B (MoE)",
     "Qwen3_235B": "Qwen3-235B-A22B (MoE)",
 }
 
 
 def blind() -> str:
-    """NVIDIA's Megatron-Bridge tables, scored blind (cheap: no fit)."""
+    """NVIDIA's Megatron-Bridge and NeMo AutoModel tables, scored blind (cheap: no fit)."""
     cases, skipped = megatron_bridge_cases()
+    auto, auto_skipped = automodel_cases()
 
     def system(case: CalibrationCase) -> str:
-        model = case.workload.name.split()[0]
+        model = case.workload.name  # the table's model name, then system, precision, GPUs
         kind = next((k for start, k in BLIND_KINDS.items() if model.startswith(start)), model)
         return f"{kind}, {case.hardware['gpu_model']}, {case.workload.precision.value}"
 
@@ -72,6 +76,16 @@ def blind() -> str:
                 "DeepSeek-V3, Qwen3-30B-A3B and Qwen3-235B-A22B), each row's own layout",
                 cases,
                 skipped,
+                system,
+            ),
+            "",
+            blind_section(
+                "NVIDIA NeMo AutoModel's H100 BF16 pre-training table (fixtures/published_runs/"
+                "automodel_performance_summary.csv: a PyTorch-native FSDP2 stack with Transformer "
+                "Engine kernels, not Megatron-Core; the rows with a named architecture), each "
+                "row's own layout",
+                auto,
+                auto_skipped,
                 system,
             ),
             BLIND_END,

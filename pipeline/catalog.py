@@ -30,7 +30,12 @@ def _number(value: str) -> float | None:
 
 @cache
 def gpu_specs(reference_dir: Path = REFERENCE_DIR) -> dict[str, GpuSpec]:
-    """GPUs whose compute, memory and links are all known (others cannot be modelled)."""
+    """GPUs whose compute, memory and links are all known (others cannot be modelled), each
+    with its measured matmul ceilings where gemm_ceilings.csv has them."""
+    ceilings = {
+        (row["gpu_model"], row["precision"]): float(row["mamf_tflops"])
+        for row in _rows("gemm_ceilings", reference_dir)
+    }
     specs: dict[str, GpuSpec] = {}
     for row in _rows("gpus", reference_dir):
         needed = [
@@ -40,8 +45,15 @@ def gpu_specs(reference_dir: Path = REFERENCE_DIR) -> dict[str, GpuSpec]:
         if any(v is None for v in needed):
             continue
         bf16, memory, hbm, scaleup = (float(v) for v in needed if v is not None)
-        specs[row["gpu_model"]] = GpuSpec(
-            bf16, _number(row["fp8_dense_tflops"]), memory, hbm, scaleup
+        model = row["gpu_model"]
+        specs[model] = GpuSpec(
+            bf16,
+            _number(row["fp8_dense_tflops"]),
+            memory,
+            hbm,
+            scaleup,
+            bf16_mamf_tflops=ceilings.get((model, "bf16")),
+            fp8_mamf_tflops=ceilings.get((model, "fp8")),
         )
     return specs
 

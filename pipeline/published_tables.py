@@ -1,6 +1,7 @@
 """NVIDIA's published throughput tables as calibration cases: NeMo 24.07's H100 FP8 table, one
 of the families the constants are fitted on (:func:`calibration_set`), and Megatron-Bridge's
-25.09-26.06 tables, which no constant is fitted on: the blind check.
+25.09-26.06 tables and NeMo AutoModel's H100 table, which no constant is fitted on: the blind
+check.
 
 Only rows the model can represent become cases, each with the assumptions it needed; every
 other row is skipped with its reason (FP4, a model without a named architecture, a cell
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from pipeline.workloads import architectures
 PUBLISHED = Path(__file__).resolve().parent.parent / "fixtures" / "published_runs"
 MEGATRON_BRIDGE = PUBLISHED / "megatron_bridge_performance_summary_archive.csv"
 NEMO_2407 = PUBLISHED / "nemo_performance_summary_24.07.csv"
+AUTOMODEL = PUBLISHED / "automodel_performance_summary.csv"
 FAMILY = "megatron_bridge"
 
 
@@ -40,6 +43,13 @@ class Table:
     precision_of: Callable[[dict[str, str]], str]
     # why a model outside architecture_of is left out, by the start of its name
     unmapped: dict[str, str]
+    # the DGX system the row ran on (a key of SYSTEMS, or what the table prints)
+    system_of: Callable[[dict[str, str]], str] = lambda row: (
+        row.get("system") or row["system_from_heading"]
+    )
+    sequence_column: str = "sequence_length"
+    # what the table says of the software stack, for each case's assumptions ("" if nothing)
+    stack_note: str = ""
 
     def why_unmapped(self, model: str) -> str:
         for start, reason in self.unmapped.items():
@@ -109,6 +119,36 @@ NEMO_2407_TABLE = Table(
 )
 
 
+def _automodel_heading(row: dict[str, str]) -> tuple[str, str]:
+    """AutoModel states system and precision in its table's heading: "DGX-H100, Precision:
+    BF16"."""
+    system, _, precision = row["system_from_heading"].partition(", Precision:")
+    return system.strip(), precision.strip()
+
+
+AUTOMODEL_TABLE = Table(
+    family="automodel",
+    path=AUTOMODEL,
+    run_prefix="automodel",
+    architecture_of={
+        "Llama3 70B": "llama3-70b",
+        "DeepSeek V3 671B": "deepseek-v3",
+        "Qwen3 MoE 30B": "qwen3-30b-a3b",
+    },
+    precision_of=lambda row: _automodel_heading(row)[1],
+    unmapped={
+        "GPT-OSS": SLIDING_WINDOW,
+        "Nemotron V3": "hybrid Mamba-Transformer: Mamba layers are not modelled",
+    },
+    system_of=lambda row: _automodel_heading(row)[0],
+    sequence_column="seq_length",
+    stack_note=(
+        "software stack: NeMo AutoModel (PyTorch-native FSDP2 with Transformer Engine "
+        "kernels, the table's kernel_optimizations column); the model knows no stack apart"
+    ),
+)
+
+
 # The tables name a DGX system, never its network. The fabric is the system's reference design,
 # an assumption each case records: DGX H100 and DGX B200 carry one 400 Gb/s ConnectX-7
 # InfiniBand NIC per GPU; a DGX GB200 / GB300 is an NVL72 rack (72 GPUs in one NVLink domain,
@@ -158,6 +198,25 @@ def _int(row: dict[str, str], column: str) -> int | None:
     return int(text)
 
 
+_THROUGHPUT = re.compile(r"\d{1,3}(,\d{3})+(\.\d+)?|\d+(\.\d+)?")
+
+
+def _throughput(row: dict[str, str], column: str) -> float | None:
+    """A published figure as printed: 4,497 (thousands separators) or 866.77; a cell holding
+    two measurements ("37556 (36108)") is refused."""
+    text = (row.get(column) or "").strip()
+    if text in ("", "n/a", "-"):
+        return None
+    if not _THROUGHPUT.fullmatch(text):
+        raise _Skip(f"{column} {text!r} is not one number (two measurements in one cell?)")
+    return float(text.replace(",", ""))
+
+
+def _release(row: dict[str, str]) -> str:
+    """The container release the row names, else the documentation commit it was read at."""
+    return row["release"] or row["commit"][:12]
+
+
 def _case(row: dict[str, str], table: Table) -> CalibrationCase:
     model = row["model_from_heading"] or row["model"]
     shape = table.architecture_of.get(model)
@@ -172,12 +231,12 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
     precision = PRECISIONS.get(label)
     if precision is None:
         raise _Skip(f"precision {label}: not modelled")
-    system = row.get("system") or row["system_from_heading"]
+    system = table.system_of(row)
     if system not in SYSTEMS:
         raise _Skip(f"system {system}: its GPU's specs are incomplete in gpus.csv")
     n_gpus, tp, pp = _int(row, "num_gpus"), _int(row, "tp"), _int(row, "pp")
-    gbs, mbs, seq = _int(row, "gbs"), _int(row, "mbs"), _int(row, "sequence_length")
-    published = _int(row, "tokens_sec_gpu")
+    gbs, mbs, seq = _int(row, "gbs"), _int(row, "mbs"), _int(row, table.sequence_column)
+    published = _throughput(row, "tokens_sec_gpu")
     if not (n_gpus and tp and pp and gbs and mbs and seq and published):
         raise _Skip("a layout, batch or throughput cell is empty")
     virtual = _int(row, "vp")
@@ -189,6 +248,7 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
         f"precision {label} modelled as FP8 GEMMs" if precision is Precision.FP8 else "BF16",
         "activation recompute not stated: searched",
         "TP communication overlap not stated: not assumed",
+        *([table.stack_note] if table.stack_note else []),
     ]
     hardware = {**SYSTEMS[system], "gpu_count": n_gpus, "fabric_class": "infiniband"}
     domain = hardware.get("nvlink_domain_gpus")
@@ -230,7 +290,7 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
         raise _Skip(f"tp x pp x cp {tp * pp * cp} and the batch do not divide {n_gpus} GPUs")
     return CalibrationCase(
         run_id=(
-            f"{table.run_prefix}_{row['release']}_{model}_{system}_{label}_{n_gpus}gpu_"
+            f"{table.run_prefix}_{_release(row)}_{model}_{system}_{label}_{n_gpus}gpu_"
             f"r{row['row_index']}"
         ),
         family=table.family,
@@ -249,8 +309,8 @@ def table_cases(table: Table) -> tuple[list[CalibrationCase], list[SkippedRow]]:
     cases: list[CalibrationCase] = []
     skipped: list[SkippedRow] = []
     for row in rows:
-        system = row.get("system") or row["system_from_heading"]
-        run_id = f"{row['release']} {row['model_from_heading'] or row['model']} {system}"
+        system = table.system_of(row)
+        run_id = f"{_release(row)} {row['model_from_heading'] or row['model']} {system}"
         # "Pre-Training Performance" (Megatron-Bridge), "Pretraining" (NeMo 24.07)
         if not row["section"].replace("-", "").lower().startswith("pretraining"):
             skipped.append(SkippedRow(run_id, f"{row['section']}: fine-tuning is not scored"))
@@ -271,6 +331,12 @@ def megatron_bridge_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
 def nemo_2407_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
     """NeMo 24.07's H100 FP8 pre-training rows as cases; the fine-tuning rows skipped."""
     return table_cases(NEMO_2407_TABLE)
+
+
+def automodel_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """NeMo AutoModel's H100 BF16 pre-training rows (blind, like Megatron-Bridge's); the LoRA
+    rows skipped."""
+    return table_cases(AUTOMODEL_TABLE)
 
 
 def calibration_set() -> tuple[list[CalibrationCase], list[SkippedRow]]:

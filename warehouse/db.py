@@ -280,6 +280,7 @@ REFERENCE_TABLES: tuple[str, ...] = (
     "fx_rates",
     "instance_gpus",
     "fabric_product_lines",
+    "gemm_ceilings",
 )
 
 

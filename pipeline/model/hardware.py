@@ -28,6 +28,11 @@ Array = NDArray[np.float64]
 # multiplier is its per-step latency over InfiniBand's, so a run of the same shape measured on
 # another fabric gives that fabric's multiplier as measured alpha / this one.
 REFERENCE_ALPHA_US = 30.5
+# The share of its BF16 peak an A100 SXM's matmuls reach (271.2 of 312 TFLOP/s, measured:
+# warehouse/reference/gemm_ceilings.csv). The model's compute efficiency is fitted as an
+# A100's; another GPU's scales by its own measured ceiling over this one, and a GPU or
+# precision without a measurement is taken to reach this share (docs/MODEL.md says so).
+REFERENCE_GEMM_CEILING = 271.2 / 312.0
 REFERENCE_RANKS = 16
 REFERENCE_NODES = 2
 
@@ -87,6 +92,23 @@ class GpuSpec:
     memory_gb: float
     hbm_tbps: float
     scaleup_gbps_per_gpu: float  # GB/s, bidirectional aggregate as vendors quote it
+    # measured matmul ceilings (gemm_ceilings.csv), TFLOP/s; None where none was measured
+    bf16_mamf_tflops: float | None = None
+    fp8_mamf_tflops: float | None = None
+
+    @property
+    def gemm_ceiling_bf16(self) -> float:
+        """The share of the BF16 peak the GPU's matmuls reach; the reference's if unmeasured."""
+        if self.bf16_mamf_tflops is None:
+            return REFERENCE_GEMM_CEILING
+        return self.bf16_mamf_tflops / self.bf16_dense_tflops
+
+    @property
+    def gemm_ceiling_fp8(self) -> float:
+        """The share of the FP8 peak its FP8 matmuls reach; its BF16 share if unmeasured."""
+        if self.fp8_mamf_tflops is None or not self.fp8_dense_tflops:
+            return self.gemm_ceiling_bf16
+        return self.fp8_mamf_tflops / self.fp8_dense_tflops
 
 
 @dataclass(frozen=True)
@@ -98,6 +120,8 @@ class HardwareProfiles:
     nvlink_domain_gpus: Array  # GPUs sharing one NVLink domain (8, or 72 for NVL72)
     peak_bf16: Array  # FLOP/s per GPU, dense
     peak_fp8: Array  # FLOP/s per GPU, dense (bf16 peak where the GPU has no FP8)
+    gemm_ceiling_bf16: Array  # share of peak_bf16 its matmuls reach (GpuSpec's)
+    gemm_ceiling_fp8: Array  # share of peak_fp8 its FP8 matmuls reach
     hbm_bytes: Array
     hbm_bytes_per_s: Array
     scaleup_bytes_per_s: Array  # unidirectional per GPU
@@ -186,6 +210,8 @@ def build_profiles(
             "nvlink_domain_gpus": domain,
             "peak_bf16": spec.bf16_dense_tflops * 1e12,
             "peak_fp8": (spec.fp8_dense_tflops or spec.bf16_dense_tflops) * 1e12,
+            "gemm_ceiling_bf16": spec.gemm_ceiling_bf16,
+            "gemm_ceiling_fp8": spec.gemm_ceiling_fp8,
             "hbm_bytes": spec.memory_gb * GIB,
             "hbm_bytes_per_s": spec.hbm_tbps * 1e12,
             "scaleup_bytes_per_s": scaleup * 1e9 / 2,

@@ -1,15 +1,22 @@
-"""NVIDIA's Megatron-Bridge and NeMo 24.07 tables as blind calibration cases
+"""NVIDIA's Megatron-Bridge, NeMo 24.07 and NeMo AutoModel tables as calibration cases
 (fixtures/published_runs)."""
 
 from __future__ import annotations
 
 import csv
 
+import pytest
+
 from bench import model_docs
 from pipeline.model.workload import Precision
 from pipeline.published_tables import (
+    AUTOMODEL,
     MEGATRON_BRIDGE,
     NEMO_2407,
+    _Skip,
+    _throughput,
+    automodel_cases,
+    calibration_set,
     megatron_bridge_cases,
     nemo_2407_cases,
 )
@@ -72,6 +79,8 @@ def test_the_blind_rows_score_and_the_documented_block_is_the_generated_one():
         "docs/MODEL.md is out of date: run python -m bench.model_docs"
     )
     assert f"{len(cases)} rows scored with `ModelConstants()`, none of them fitted on" in documented
+    auto, _ = automodel_cases()
+    assert f"{len(auto)} rows scored with `ModelConstants()`, none of them fitted on" in documented
 
 
 def test_nemo_2407_maps_every_pre_training_row_by_its_named_architecture():
@@ -96,3 +105,37 @@ def test_nemo_2407_maps_every_pre_training_row_by_its_named_architecture():
     nemotron = by_run["nemo2407_NeMo24.07_Nemotron-340B_DGX-H100_FP8_128gpu_r10"]
     assert (nemotron.workload.layers, nemotron.workload.vocab_size) == (96, 256000)
     assert all(s.predicted_timing > 0 for s in score(cases))
+
+
+def test_automodel_rows_read_the_heading_and_the_printed_numbers():
+    with AUTOMODEL.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    cases, skipped = automodel_cases()
+    assert len(cases) + len(skipped) == len(rows) == 16
+    by_run = {case.run_id: case for case in cases}
+    # | Llama3 70B | 64 | 128 | 1 | 1 | 4 | 8192 | 1 | 1 | 2 | - | - | 32 | TE + fsdp2_prefetch
+    # | 18.90 | 389 | 866.77 |: "DGX-H100, Precision: BF16" in the heading, FSDP over 32
+    llama = by_run["automodel_cb9765441e51_Llama3 70B_DGX-H100_BF16_64gpu_r10"]
+    assert llama.published_tokens_per_s_per_gpu == 866.77
+    assert llama.workload.precision is Precision.BF16 and llama.workload.zero_stage == 3
+    assert llama.layout is not None and set(llama.layout.cp) == {2}
+    assert llama.hardware["gpu_model"] == "H100-SXM-80GB"
+    assert any("NeMo AutoModel" in note for note in llama.assumptions)
+    # "4,497"-style cells read with their thousands separators; DeepSeek-V3 with its EP
+    deepseek = by_run["automodel_cb9765441e51_DeepSeek V3 671B_DGX-H100_BF16_256gpu_r5"]
+    assert deepseek.published_tokens_per_s_per_gpu == 1002
+    assert deepseek.workload.moe is not None and deepseek.workload.moe.expert_parallel == 64
+    reasons = {row.reason for row in skipped}
+    assert "Fine-Tuning (LoRA) Performance: fine-tuning is not scored" in reasons
+    assert any(r.startswith("GPT-OSS 120B: sliding-window") for r in reasons)
+    # blind: no AutoModel row is fitted on
+    assert not {c.run_id for c in cases} & {c.run_id for c in calibration_set()[0]}
+
+
+def test_a_printed_figure_is_one_number_or_refused():
+    assert _throughput({"t": "4,497"}, "t") == 4497
+    assert _throughput({"t": "12472.87"}, "t") == 12472.87
+    assert _throughput({"t": "-"}, "t") is None
+    for two in ("37556 (36108)", "4,49", "1,2345"):
+        with pytest.raises(_Skip, match="not one number"):
+            _throughput({"t": two}, "t")

@@ -46,7 +46,7 @@ def test_migration_0004_keeps_old_runs_verifiable(warehouse_path):
     assert dict(zip(kinds["provider"], kinds["kind"], strict=True))["vast_ai"] == "marketplace"
 
 
-@pytest.mark.parametrize("table", ["instance_gpus", "fabric_product_lines"])
+@pytest.mark.parametrize("table", ["instance_gpus", "fabric_product_lines", "gemm_ceilings"])
 def test_the_new_reference_tables_load_from_their_csvs(warehouse_path, table):
     with (REFERENCE_DIR / f"{table}.csv").open(newline="", encoding="utf-8") as handle:
         expected = len(list(csv.DictReader(handle)))

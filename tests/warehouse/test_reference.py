@@ -17,7 +17,7 @@ def rows(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["gpus", "fabric_classes", "providers", "fx_rates", "instance_gpus"]
+    "name", ["gpus", "fabric_classes", "providers", "fx_rates", "instance_gpus", "gemm_ceilings"]
 )
 def test_every_row_has_a_source(name):
     assert all(row["source"].strip() for row in rows(name))
@@ -27,7 +27,7 @@ def test_every_row_has_a_source(name):
 _CITATION = re.compile(r"https?://|(?:^|\s)(?:shared|fixtures)/")
 
 
-@pytest.mark.parametrize("name", ["gpus", "instance_gpus"])
+@pytest.mark.parametrize("name", ["gpus", "instance_gpus", "gemm_ceilings"])
 def test_every_gpu_row_cites_where_its_numbers_were_read(name):
     for row in rows(name):
         assert _CITATION.search(row["source"]), row
@@ -149,3 +149,20 @@ def test_cudo_a800_pci_machine_types_identify_as_the_80gb_pcie_card():
     assert catalog.identify("A800", 80.0, cudo, "cudo_compute").model == "A800-PCIE-80GB"
     assert catalog.identify("A800", 80.0, None, "cudo_compute").model is None
     assert catalog.identify("A800", 40.0, cudo, "cudo_compute").model is None
+
+
+def test_gemm_ceilings_are_measured_shares_of_a_known_gpus_peak():
+    peaks = {
+        row["gpu_model"]: {"bf16": row["bf16_dense_tflops"], "fp8": row["fp8_dense_tflops"]}
+        for row in rows("gpus")
+    }
+    seen = set()
+    for row in rows("gemm_ceilings"):
+        key = (row["gpu_model"], row["precision"])
+        assert key not in seen, key  # one measurement per GPU and precision
+        seen.add(key)
+        peak = float(peaks[row["gpu_model"]][row["precision"]])
+        # a matmul benchmark reaches less than the datasheet, and more than a third of it
+        assert 0.33 < float(row["mamf_tflops"]) / peak < 1.0, row
+        # the figure the row quotes is the one it holds
+        assert f"{float(row['mamf_tflops']):.1f} of" in row["source"], row

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pipeline.catalog import fabric_classes, profiles
 from pipeline.model.hardware import HardwareError, fabric_efficiency
 from pipeline.model.scaling import LayoutGrid, ModelConstants, estimate
-from pipeline.model.workload import Recompute, Workload
+from pipeline.model.workload import Precision, Recompute, Workload
 from pipeline.workloads import preset
 
 
@@ -49,7 +49,12 @@ def test_a_communication_heavy_job_at_scale_is_clearly_slower_on_plain_ethernet(
     ib, sx, eth = result.time_to_train_h
     assert eth > 1.2 * ib and eth > 1.2 * sx
     assert abs(sx - ib) / ib < 0.05  # AI-optimised Ethernet is near InfiniBand
-    assert result.verdict[2] == "communication-bound"
+    # DeepSeek-V3 is communication-bound on Ethernet; Mixtral at 2,048 H100 sits at the
+    # boundary (29% of its step exposed communication, 30% the threshold, since H100 computes
+    # at its measured matmul ceiling): not compute-bound, and its wait is on the fabric
+    expected = {"deepseek-v3": {"communication-bound"}}
+    assert result.verdict[2] in expected.get(name, {"balanced", "communication-bound"})
+    assert result.comm_fraction_exposed[2] > 1.4 * result.comm_fraction_exposed[0]
     assert result.comm_link[2] == "fabric" and result.fabric_share_of_comm[2] >= 0.5
 
 
@@ -404,3 +409,34 @@ def test_context_parallelism_needs_flash_attention_and_a_balanced_split():
     for bad in (unfused, odd):
         result = estimate(bad, hw, LayoutGrid.partial(bad, 8, 4, 1, Recompute.NONE, 1, cp=8))
         assert math.isnan(result.step_time_s[0])  # no valid layout, not a number
+
+
+def test_compute_follows_each_gpus_measured_matmul_ceiling():
+    """eta_compute_max is an A100's: a GPU whose matmuls reach less of their peak (measured,
+    gemm_ceilings.csv) computes proportionally slower than its datasheet says, BF16 and FP8
+    apart; a GPU with no measurement keeps the A100's share."""
+    from dataclasses import replace
+
+    from pipeline.catalog import gpu_specs
+    from pipeline.model.hardware import REFERENCE_GEMM_CEILING, build_profiles
+
+    h100 = gpu_specs()["H100-SXM-80GB"]
+    assert h100.gemm_ceiling_bf16 == pytest.approx(794.5 / 989.5)
+    assert h100.gemm_ceiling_fp8 == pytest.approx(1402.6 / 1979)
+    unmeasured = replace(h100, bf16_mamf_tflops=None, fp8_mamf_tflops=None)
+    assert unmeasured.gemm_ceiling_bf16 == unmeasured.gemm_ceiling_fp8 == REFERENCE_GEMM_CEILING
+    row = hardware(8, "infiniband")
+    specs = {"measured": h100, "unmeasured": unmeasured}
+    hw = build_profiles(
+        [{**row, "gpu_model": "measured"}, {**row, "gpu_model": "unmeasured"}],
+        specs,
+        fabric_classes(),
+    )
+    layout = LayoutGrid.partial(preset("llama3-8b"), 1, 1, 1, Recompute.NONE)
+    for precision, ceiling in (
+        (Precision.BF16, h100.gemm_ceiling_bf16),
+        (Precision.FP8, h100.gemm_ceiling_fp8),
+    ):
+        job = preset("llama3-8b").model_copy(update={"precision": precision})
+        compute = estimate(job, hw, layout).compute_s
+        assert compute[1] / compute[0] == pytest.approx(ceiling / REFERENCE_GEMM_CEILING)
