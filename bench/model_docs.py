@@ -53,6 +53,7 @@ BLIND_KINDS = {
     "Qwen3_30B": "Qwen3-30B-A3B (MoE)",
     "Qwen3 MoE 30B": "Qwen3-30B-A3B (MoE)",
     "Qwen3_235B": "Qwen3-235B-A22B (MoE)",
+    "Kimi": "Kimi K2 (MoE)",
 }
 
 
@@ -73,7 +74,8 @@ def blind() -> str:
                 "NVIDIA's Megatron-Bridge pre-training tables (fixtures/published_runs/"
                 "megatron_bridge_performance_summary_archive.csv, releases 25.09-26.06; the dense "
                 "Llama 3 8B/70B/405B rows and the MoE models with a named architecture: "
-                "DeepSeek-V3, Qwen3-30B-A3B and Qwen3-235B-A22B), each row's own layout",
+                "DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B and Kimi K2), each row's own "
+                "layout",
                 cases,
                 skipped,
                 system,

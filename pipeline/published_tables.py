@@ -79,6 +79,7 @@ MEGATRON_BRIDGE_TABLE = Table(
         "DeepSeekV3 (dropless)": "deepseek-v3",
         "Qwen3_30B_a3B": "qwen3-30b-a3b",
         "Qwen3_235B_a22B": "qwen3-235b-a22b",
+        "Kimi_K2": "kimi-k2",
     },
     precision_of=lambda row: (row["precision"] or "").strip(),
     unmapped={
@@ -134,6 +135,7 @@ AUTOMODEL_TABLE = Table(
         "Llama3 70B": "llama3-70b",
         "DeepSeek V3 671B": "deepseek-v3",
         "Qwen3 MoE 30B": "qwen3-30b-a3b",
+        "Kimi K2": "kimi-k2",
     },
     precision_of=lambda row: _automodel_heading(row)[1],
     unmapped={
