@@ -45,12 +45,12 @@ class ModelConstants:
     # layer's GEMM width on one TP rank, ceiling the GPU's measured matmul share of its peak;
     # eta_max and w_half fitted globally on the published runs (pipeline/validation.py,
     # docs/MODEL.md)
-    eta_compute_max: float = 0.6484
-    matrix_width_half: float = 189.288
+    eta_compute_max: float = 0.6562
+    matrix_width_half: float = 194.644
     # FP8: achieved throughput on FP8 peak relative to BF16's on BF16 peak, beyond what the
     # GPU's measured FP8 and BF16 matmul ceilings explain; fitted with the two above on NeMo
     # 24.07's H100 FP8 rows (prior FP8_EFFICIENCY_PRIOR, model-notes 4.1)
-    fp8_efficiency_factor: float = 0.8376
+    fp8_efficiency_factor: float = 0.8564
     # achieved share of HBM bandwidth in streaming kernels (prior: STREAM-like copies reach
     # 80-90% of the datasheet figure); used for unfused attention's score traffic
     hbm_efficiency: float = 0.8
@@ -496,7 +496,14 @@ def _parameters(workload: Workload, g: _Grid) -> _Parameters:
         else np.ones_like(dp)
     )
     edp = dp * t / ep
-    dense_here = (workload.total_params - workload.expert_params) / (t * p)
+    # the embeddings sit on the end stages, not spread over them: the most loaded stage holds
+    # its layers and one vocabulary x hidden matrix (both when one stage holds the model);
+    # as Megatron-LM's theoretical memory formula counts them
+    embedding = float(workload.embedding_params)
+    one_matrix = float(workload.vocab_size * workload.hidden_size)
+    end_stage = np.where(p > 1, one_matrix, embedding)
+    layers_dense = workload.total_params - workload.expert_params - embedding
+    dense_here = (layers_dense / p + end_stage) / t
     experts_here = workload.expert_params / (p * ep)
     return _Parameters(
         ep=ep,
@@ -592,17 +599,19 @@ def _optimizer(workload: Workload, g: _Grid, c: ModelConstants, params: _Paramet
 
 
 def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters) -> Array:
-    """Bytes per GPU (4.8): bf16 weights and gradients, fp32 Adam states and master weights
-    (2 + 2 + 12 bytes per parameter), each ZeRO stage sharding more of them; activations."""
+    """Bytes per GPU (4.8): bf16 weights, fp32 gradients, fp32 Adam states and master
+    weights (2 + 4 + 12 bytes per parameter, as Megatron-LM keeps its main gradients in fp32
+    for bf16 training), each ZeRO stage sharding more of them; FSDP (stage 3) keeps fp32
+    sharded parameters as the master copy (4 + 4 + 8); activations of the first stage."""
     t, p, b, v, m, rc, share = g.t, g.p, g.b, g.v, g.m, g.rc, g.share
     s, h = workload.seq_len / g.cp, workload.hidden_size  # CP: each rank holds s / cp tokens
     if workload.lora is not None:
         states = 2.0 * params.here + 16.0 * params.lora
     else:
         states = {
-            0: 16.0 * params.here,
-            1: 4.0 * params.here + 12.0 * params.sharded,
-            2: 2.0 * params.here + 14.0 * params.sharded,
+            0: 18.0 * params.here,
+            1: 6.0 * params.here + 12.0 * params.sharded,
+            2: 2.0 * params.here + 16.0 * params.sharded,
             3: 16.0 * params.sharded,
         }[workload.zero_stage]
     heads = workload.heads
@@ -622,9 +631,10 @@ def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters
     # micro-batches there are
     chunks = np.minimum(m * v, 2.0 * (p - 1) + (v - 1) * p + 1)
     in_flight = np.where(v > 1, chunks / v, np.minimum(p, m))
-    activations = (
-        workload.layers / p
-    ) * per_layer * in_flight + 4.0 * s * b * workload.vocab_size / t
+    # the logits (fp32 for the loss) live on the last stage; the first holds more unless one
+    # stage holds the whole model
+    logits = np.where(p > 1, 0.0, 4.0 * s * b * workload.vocab_size / t)
+    activations = (workload.layers / p) * per_layer * in_flight + logits
     return states + activations + c.buffer_bytes
 
 
