@@ -121,7 +121,7 @@ class HardwareProfiles:
     peak_bf16: Array  # FLOP/s per GPU, dense
     peak_fp8: Array  # FLOP/s per GPU, dense (bf16 peak where the GPU has no FP8)
     gemm_ceiling_bf16: Array  # share of peak_bf16 its matmuls reach (GpuSpec's)
-    gemm_ceiling_fp8: Array  # share of peak_fp8 its FP8 matmuls reach
+    gemm_ceiling_fp8: Array  # share of peak_fp8 its FP8 matmuls reach (BF16's without FP8)
     hbm_bytes: Array
     hbm_bytes_per_s: Array
     scaleup_bytes_per_s: Array  # unidirectional per GPU

@@ -389,15 +389,13 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     ridge = col["peak_bf16"] / col["hbm_bytes_per_s"] / REFERENCE_RIDGE
     eta = c.eta_compute_max * width / (width + c.matrix_width_half * ridge)
     # eta_compute_max is an A100's: a GPU whose matmuls reach less of their peak (measured
-    # ceilings, gemm_ceilings.csv) reaches proportionally less of its own
+    # ceilings, gemm_ceilings.csv) reaches proportionally less of its own (a GPU without FP8
+    # has its BF16 peak and ceiling in the FP8 columns)
     if workload.precision is Precision.FP8:
-        peak = col["peak_fp8"]
-        has_fp8 = col["peak_fp8"] > col["peak_bf16"]
-        ceiling = np.where(has_fp8, col["gemm_ceiling_fp8"], col["gemm_ceiling_bf16"])
-        eta = eta * np.where(has_fp8, c.fp8_efficiency_factor, 1.0)
+        peak, ceiling = col["peak_fp8"], col["gemm_ceiling_fp8"]
+        eta = eta * np.where(peak > col["peak_bf16"], c.fp8_efficiency_factor, 1.0)
     else:
-        peak = col["peak_bf16"]
-        ceiling = col["gemm_ceiling_bf16"]
+        peak, ceiling = col["peak_bf16"], col["gemm_ceiling_bf16"]
     eta = eta * ceiling / REFERENCE_GEMM_CEILING
     compute = hw_flops_step / (col["gpu_count"] * peak * eta)
     if not workload.flash_attention:

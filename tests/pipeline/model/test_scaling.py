@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.catalog import fabric_classes, profiles
-from pipeline.model.hardware import HardwareError, fabric_efficiency
-from pipeline.model.scaling import LayoutGrid, ModelConstants, estimate
+from pipeline.catalog import fabric_classes, gpu_specs, profiles
+from pipeline.model.hardware import (
+    REFERENCE_GEMM_CEILING,
+    HardwareError,
+    build_profiles,
+    fabric_efficiency,
+)
+from pipeline.model.scaling import FP8_EFFICIENCY_PRIOR, LayoutGrid, ModelConstants, estimate
 from pipeline.model.workload import Precision, Recompute, Workload
 from pipeline.workloads import preset
 
@@ -416,14 +422,13 @@ def test_compute_follows_each_gpus_measured_matmul_ceiling():
     """eta_compute_max is an A100's: a GPU whose matmuls reach less of their peak (measured,
     gemm_ceilings.csv) computes proportionally slower than its datasheet says, BF16 and FP8
     apart; a GPU with no measurement keeps the A100's share."""
-    from dataclasses import replace
-
-    from pipeline.catalog import gpu_specs
-    from pipeline.model.hardware import REFERENCE_GEMM_CEILING, build_profiles
-
     h100 = gpu_specs()["H100-SXM-80GB"]
     assert h100.gemm_ceiling_bf16 == pytest.approx(794.5 / 989.5)
     assert h100.gemm_ceiling_fp8 == pytest.approx(1402.6 / 1979)
+    # the pure model's copies of the measured figures are the reference table's
+    assert gpu_specs()["A100-SXM-80GB"].gemm_ceiling_bf16 == REFERENCE_GEMM_CEILING
+    ratio = h100.gemm_ceiling_fp8 / h100.gemm_ceiling_bf16
+    assert 0.65 / ratio == pytest.approx(FP8_EFFICIENCY_PRIOR, rel=1e-12)
     unmeasured = replace(h100, bf16_mamf_tflops=None, fp8_mamf_tflops=None)
     assert unmeasured.gemm_ceiling_bf16 == unmeasured.gemm_ceiling_fp8 == REFERENCE_GEMM_CEILING
     row = hardware(8, "infiniband")
