@@ -9,7 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bench import llm_analysis_baseline
-from pipeline.published_tables import automodel_cases, calibration_set, megatron_bridge_cases
+from pipeline.published_tables import (
+    automodel_cases,
+    calibration_set,
+    megatron_bridge_cases,
+    torchtitan_cases,
+)
 from pipeline.scaling_pairs import (
     SCALING_END,
     SCALING_START,
@@ -48,6 +53,7 @@ def section(cases: Sequence[CalibrationCase], skipped: Sequence[SkippedRow]) -> 
 BLIND_KINDS = {
     "LLAMA": "Llama 3 (dense)",
     "Llama3": "Llama 3 (dense)",
+    "Llama 3.1": "Llama 3 (dense)",
     "DeepSeekV3": "DeepSeek-V3 (MoE)",
     "DeepSeek V3": "DeepSeek-V3 (MoE)",
     "Qwen3_30B": "Qwen3-30B-A3B (MoE)",
@@ -61,6 +67,7 @@ def blind() -> str:
     """NVIDIA's Megatron-Bridge and NeMo AutoModel tables, scored blind (cheap: no fit)."""
     cases, skipped = megatron_bridge_cases()
     auto, auto_skipped = automodel_cases()
+    titan, titan_skipped = torchtitan_cases()
 
     def system(case: CalibrationCase) -> str:
         model = case.workload.name  # the table's model name, then system, precision, GPUs
@@ -88,6 +95,17 @@ def blind() -> str:
                 "row's own layout",
                 auto,
                 auto_skipped,
+                system,
+            ),
+            "",
+            blind_section(
+                "torchtitan's published runs (fixtures/published_runs/torchtitan_benchmarks.csv, "
+                "transcribed from pytorch/torchtitan benchmarks/: PyTorch FSDP2 with "
+                "torch.compile, Float8 linears; Trainy's Llama 3.1 8B on 32 and 64 H200), costed "
+                "as stack fsdp with the PyTorch FP8 factor, which comes from the same files' "
+                "Grand Teton ratios (left out below: their GPU's peak is not published)",
+                titan,
+                titan_skipped,
                 system,
             ),
             BLIND_END,

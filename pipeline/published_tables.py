@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.model.scaling import LayoutGrid
-from pipeline.model.workload import Precision, Workload
+from pipeline.model.workload import Precision, Recompute, Stack, Workload
 from pipeline.validation import CalibrationCase, SkippedRow, map_rows
 from pipeline.workloads import architectures
 
@@ -48,8 +48,13 @@ class Table:
         row.get("system") or row["system_from_heading"]
     )
     sequence_column: str = "sequence_length"
-    # what the table says of the software stack, for each case's assumptions ("" if nothing)
+    # the software stack the table's runs used, and what the table says of it ("" if nothing);
+    # stack_of reads it per row where the table's rows differ
+    stack: Stack = Stack.MEGATRON
     stack_note: str = ""
+    stack_of: Callable[[dict[str, str]], Stack] | None = None
+    # the column stating activation recompute (none, selective, full), if the table has one
+    recompute_column: str | None = None
 
     def why_unmapped(self, model: str) -> str:
         for start, reason in self.unmapped.items():
@@ -144,9 +149,30 @@ AUTOMODEL_TABLE = Table(
     },
     system_of=lambda row: _automodel_heading(row)[0],
     sequence_column="seq_length",
+    stack=Stack.FSDP,
     stack_note=(
         "software stack: NeMo AutoModel (PyTorch-native FSDP2 with Transformer Engine "
-        "kernels, the table's kernel_optimizations column); the model knows no stack apart"
+        "kernels, the table's kernel_optimizations column): costed as stack fsdp"
+    ),
+)
+
+
+TORCHTITAN = PUBLISHED / "torchtitan_benchmarks.csv"
+TORCHTITAN_TABLE = Table(
+    family="torchtitan",
+    path=TORCHTITAN,
+    run_prefix="torchtitan",
+    architecture_of={"Llama 3.1 8B": "llama3-8b"},
+    precision_of=lambda row: row["precision"],
+    unmapped={},
+    system_of=lambda row: row["system"],
+    stack=Stack.FSDP,
+    stack_of=lambda row: Stack.FSDP if row["compile"] == "true" else Stack.EAGER,
+    recompute_column="activation_checkpoint",
+    stack_note=(
+        "software stack: torchtitan (PyTorch FSDP2; torch.compile as the row says: fsdp "
+        "compiled, eager without); Float8 linears (torchao, tensorwise scaling) as FP8 GEMMs; "
+        "selective checkpointing is torchtitan's per-op policy, modelled as selective recompute"
     ),
 )
 
@@ -170,6 +196,24 @@ SYSTEMS: dict[str, dict[str, Any]] = {
         "nvlink_domain_gpus": 72,
         "fabric_gbps_per_gpu": 800,
     },
+}
+# systems outside NVIDIA's DGX line, with what each source says of them
+SYSTEMS["WhiteFiber H200"] = {
+    "gpu_model": "H200-SXM-141GB",
+    "gpus_per_node": 8,
+    "fabric_gbps_per_gpu": 400,
+}
+SYSTEM_NOTES = {
+    "WhiteFiber H200": (
+        "fabric: 400 Gb/s per GPU over Mellanox ConnectX-7 RDMA (the file); InfiniBand or RoCE "
+        "not stated: InfiniBand assumed"
+    ),
+}
+SYSTEM_GAPS = {
+    "Grand Teton": (
+        "Meta's Grand Teton H100 (96 GB HBM2e, 2.4 TB/s, at a 500 W power limit): its compute "
+        "peak is not published (the torchtitan team: between the SXM's and the NVL's)"
+    ),
 }
 SYSTEM_NOTE = (
     "fabric not stated by the table: the DGX reference design assumed (InfiniBand, "
@@ -234,6 +278,8 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
     if precision is None:
         raise _Skip(f"precision {label}: not modelled")
     system = table.system_of(row)
+    if system in SYSTEM_GAPS:
+        raise _Skip(f"system {system}: {SYSTEM_GAPS[system]}")
     if system not in SYSTEMS:
         raise _Skip(f"system {system}: its GPU's specs are incomplete in gpus.csv")
     n_gpus, tp, pp = _int(row, "num_gpus"), _int(row, "tp"), _int(row, "pp")
@@ -244,18 +290,22 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
     virtual = _int(row, "vp")
     fsdp = _int(row, "fsdp") or 0  # NeMo 24.07 has no FSDP column: read as none
 
+    recompute = Recompute(row[table.recompute_column]) if table.recompute_column else None
     named = architectures()[shape]
     notes = [
         f"architecture {shape} (its source: {named['source'].split(';')[0]})",
         f"precision {label} modelled as FP8 GEMMs" if precision is Precision.FP8 else "BF16",
-        "activation recompute not stated: searched",
+        f"activation recompute {recompute.value}, from the row"
+        if recompute
+        else "activation recompute not stated: searched",
         "TP communication overlap not stated: not assumed",
         *([table.stack_note] if table.stack_note else []),
     ]
     hardware = {**SYSTEMS[system], "gpu_count": n_gpus, "fabric_class": "infiniband"}
     domain = hardware.get("nvlink_domain_gpus")
     notes.append(
-        SYSTEM_NOTE.format(
+        SYSTEM_NOTES.get(system)
+        or SYSTEM_NOTE.format(
             gbps=hardware["fabric_gbps_per_gpu"],
             domain=f"; NVL72: {domain} GPUs per NVLink domain" if domain else "",
         )
@@ -282,6 +332,7 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
         micro_batch_size=mbs,
         precision=precision,
         zero_stage=3 if fsdp else 1,
+        stack=table.stack_of(row) if table.stack_of else table.stack,
         tokens=1e12,  # time-to-train is not scored; step time does not depend on it
     )
     try:
@@ -298,7 +349,7 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
         family=table.family,
         workload=workload,
         hardware=hardware,
-        layout=LayoutGrid.partial(workload, tp, pp, mbs, None, virtual, cp=cp),
+        layout=LayoutGrid.partial(workload, tp, pp, mbs, recompute, virtual, cp=cp),
         published_tokens_per_s_per_gpu=float(published),
         assumptions=tuple(notes),
     )
@@ -339,6 +390,12 @@ def automodel_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
     """NeMo AutoModel's H100 BF16 pre-training rows (blind, like Megatron-Bridge's); the LoRA
     rows skipped."""
     return table_cases(AUTOMODEL_TABLE)
+
+
+def torchtitan_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """torchtitan's published Llama 3.1 8B runs (PyTorch FSDP2, compiled or eager) as cases;
+    the Grand Teton rows skipped with their reason (the eager factor's source, not scored)."""
+    return table_cases(TORCHTITAN_TABLE)
 
 
 def calibration_set() -> tuple[list[CalibrationCase], list[SkippedRow]]:

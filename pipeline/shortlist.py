@@ -309,7 +309,7 @@ def memo(shortlist: Shortlist) -> str:
         + (f" ({job.active_params / 1e9:,.1f}B active per token, MoE)" if job.moe else "")
         + f", {job.layers} layers, hidden size {job.hidden_size}, sequence {job.seq_len}",
         f"- {job.tokens:,.0f} training tokens, {job.batch_tokens:,} tokens per step, "
-        f"{job.precision.value}, ZeRO stage {job.zero_stage}"
+        f"{job.precision.value}, ZeRO stage {job.zero_stage}, {job.stack.value} software stack"
         + (", LoRA fine-tune" if job.lora else ""),
         "",
         "## Shortlist",

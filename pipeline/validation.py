@@ -30,7 +30,7 @@ import numpy as np
 from pipeline.catalog import gpu_specs, profiles, resolve_gpu
 from pipeline.model.hardware import HardwareError
 from pipeline.model.scaling import FP8_EFFICIENCY_PRIOR, LayoutGrid, ModelConstants, estimate
-from pipeline.model.workload import Precision, Recompute, Workload
+from pipeline.model.workload import Precision, Recompute, Stack, Workload
 
 FIXTURE = (
     Path(__file__).resolve().parent.parent
@@ -282,6 +282,21 @@ def _source_document(row: Row) -> str:
 
 def _family(row: Row) -> str:
     return (row.get("run_id") or "").split("_", 1)[0]
+
+
+# the software stack each source family ran (Workload.stack); a family not named ran Megatron
+FAMILY_STACKS = {
+    "llmfoundry": (
+        Stack.FSDP,
+        "software stack: MosaicML llm-foundry (Composer over PyTorch FSDP, fused attention): "
+        "costed as stack fsdp",
+    ),
+    "llama3": (
+        Stack.FSDP,
+        "software stack: Meta's PyTorch training stack (FSDP for data parallelism, arXiv:"
+        "2407.21783 section 3.3.2), not Megatron: costed as stack fsdp",
+    ),
+}
 
 
 def _sibling(row: Row, rows: Sequence[Row]) -> Row | None:
@@ -538,6 +553,9 @@ def _case(row: Row, rows: Sequence[Row]) -> CalibrationCase:
     heads = _integer(source_row, "n_heads") or _heads(row, hidden, tp, notes)
     precision = _precision(row.get("precision") or "", notes)
     zero = _zero_stage(row.get("zero_stage_or_fsdp") or "", notes)
+    stack, stack_note = FAMILY_STACKS.get(_family(row), (Stack.MEGATRON, ""))
+    if stack_note:
+        notes.append(stack_note)
     tp_overlap = "--tp-comm-overlap" in (row.get("notes") or "")
     if tp_overlap:
         notes.append("the source states --tp-comm-overlap: TP communication overlapped")
@@ -556,6 +574,7 @@ def _case(row: Row, rows: Sequence[Row]) -> CalibrationCase:
             activation_recompute=recompute,
             zero_stage=zero,
             tp_comm_overlap=tp_overlap,
+            stack=stack,
             flash_attention=_flag(flash) if flash else True,
             dropout=_flag(dropout) if dropout else False,
             kv_heads=int(kv_heads) if kv_heads else None,

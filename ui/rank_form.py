@@ -15,12 +15,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from pipeline.model.workload import Precision
 from pipeline.workloads import preset, presets
 from ui.view_state import (
     FABRIC_CLASSES,
     OBJECTIVES,
+    STACK_HELP,
     TIERS,
+    WORKLOAD_CHOICES,
     WORKLOAD_FIELDS,
     RankView,
     WorkloadFields,
@@ -109,7 +110,12 @@ def render(view: RankView, catalog: pd.DataFrame) -> RankView:
         for name, (label, kind) in WORKLOAD_FIELDS.items():
             key = FIELD_KEY[name]
             if kind is str:
-                values[name] = bar.selectbox(label, [p.value for p in Precision], key=key)
+                values[name] = bar.selectbox(
+                    label,
+                    list(WORKLOAD_CHOICES[name]),
+                    key=key,
+                    help=STACK_HELP if name == "stack" else None,
+                )
             elif kind is int:
                 values[name] = int(bar.number_input(label, min_value=1, step=1, key=key))
             else:

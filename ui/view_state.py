@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.model.workload import Precision, Workload
+from pipeline.model.workload import Precision, Stack, Workload
 from pipeline.ranking import FABRIC_ORDER, RankingError, RankRequest, parse_gpu_counts
 from pipeline.workloads import WorkloadError, parse_workload, preset, presets
 from warehouse.models import PricingTier
@@ -68,6 +68,7 @@ class WorkloadFields:
     tokens_billion: float
     batch_sequences: int
     precision: str
+    stack: str = Stack.MEGATRON.value
 
     @classmethod
     def of(cls, workload: Workload) -> WorkloadFields:
@@ -80,6 +81,7 @@ class WorkloadFields:
             tokens_billion=workload.tokens / 1e9,
             batch_sequences=workload.batch_sequences,
             precision=workload.precision.value,
+            stack=workload.stack.value,
         )
 
 
@@ -93,7 +95,19 @@ WORKLOAD_FIELDS: dict[str, tuple[str, type]] = {
     "tokens_billion": ("Training tokens (billions)", float),
     "batch_sequences": ("Global batch (sequences)", int),
     "precision": ("Precision", str),
+    "stack": ("Training software", str),
 }
+# the values a text field may take (the app offers them as a choice)
+WORKLOAD_CHOICES: dict[str, tuple[str, ...]] = {
+    "precision": tuple(p.value for p in Precision),
+    "stack": tuple(s.value for s in Stack),
+}
+STACK_HELP = (
+    "megatron: Megatron-Core, NeMo (what the model's constants were fitted on); fsdp: PyTorch "
+    "FSDP with compiled or fused kernels (torchtitan, llm-foundry), no measured difference; "
+    "eager: FSDP without torch.compile or a Hugging Face Trainer loop, at torchtitan's measured "
+    "86% of compiled (docs/MODEL.md)"
+)
 
 
 @dataclass(frozen=True)
@@ -143,6 +157,7 @@ def workload_of(view: RankView) -> Workload:
         global_batch_size=custom.batch_sequences,
         global_batch_tokens=None,
         precision=custom.precision,
+        stack=custom.stack,
     )
     # the preset's derived totals no longer hold once the shape changed
     if spec.get("active_params_billion") and (
@@ -308,8 +323,9 @@ def _custom_fields(view: RankView, params: Mapping[str, Sequence[str]]) -> Workl
         if text is None:
             out[name] = getattr(base, name)
         elif kind is str:
-            if text not in {p.value for p in Precision}:
-                raise InputError(f"precision {text!r} is not one of bf16, fp8")
+            choices = WORKLOAD_CHOICES[name]
+            if text not in choices:
+                raise InputError(f"{name} {text!r} is not one of {', '.join(choices)}")
             out[name] = text
         else:
             out[name] = _number(text, kind, CUSTOM_PREFIX + name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Precision(StrEnum):
@@ -21,6 +21,23 @@ class Recompute(StrEnum):
     NONE = "none"
     SELECTIVE = "selective"  # attention's softmax/dropout recomputed (Korthikanti et al.)
     FULL = "full"  # every layer's forward re-run in backward
+
+
+class Stack(StrEnum):
+    """The training software, as far as it moves compute efficiency (docs/MODEL.md)."""
+
+    MEGATRON = "megatron"  # Megatron-LM / Megatron-Core / NeMo / Megatron-Bridge: fused kernels
+    FSDP = "fsdp"  # PyTorch FSDP with fused or compiled kernels (torchtitan, llm-foundry...)
+    EAGER = "eager"  # PyTorch eager: FSDP without torch.compile, a Hugging Face Trainer loop
+
+
+# spellings a workload may use for a stack, and stacks the model cannot cost, with why
+STACK_ALIASES = {"hf": Stack.EAGER, "huggingface": Stack.EAGER, "megatron-core": Stack.MEGATRON}
+UNCOSTED_STACKS = {
+    "deepspeed": "no published measurement of DeepSpeed's efficiency against the others is "
+    "bundled (docs/MODEL.md); Megatron-DeepSpeed runs Megatron's kernels (use megatron), "
+    "DeepSpeed ZeRO over a Hugging Face model runs eager PyTorch (use eager)",
+}
 
 
 class _Spec(BaseModel):
@@ -112,6 +129,22 @@ class Workload(_Spec):
         default=False,
         description="hidden and attention dropout on (GPT-3-era recipes); stores their masks",
     )
+    stack: Stack = Field(
+        default=Stack.MEGATRON,
+        description="training software: megatron (Megatron-Core, NeMo; the default, the "
+        "best-tuned), fsdp (PyTorch FSDP, compiled or fused kernels), eager (hf: no "
+        "torch.compile)",
+    )
+
+    @field_validator("stack", mode="before")
+    @classmethod
+    def _stack_spelling(cls, value: object) -> object:
+        if isinstance(value, str) and not isinstance(value, Stack):
+            key = value.strip().lower()
+            if key in UNCOSTED_STACKS:
+                raise ValueError(f"stack {value!r}: {UNCOSTED_STACKS[key]}")
+            return STACK_ALIASES.get(key, key)
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

@@ -1,24 +1,28 @@
-"""NVIDIA's Megatron-Bridge, NeMo 24.07 and NeMo AutoModel tables as calibration cases
-(fixtures/published_runs)."""
+"""NVIDIA's Megatron-Bridge, NeMo 24.07 and NeMo AutoModel tables and torchtitan's published
+runs as calibration cases (fixtures/published_runs)."""
 
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 
 import pytest
 
 from bench import model_docs
-from pipeline.model.workload import Precision
+from pipeline.model.scaling import RECOMPUTE_MODES, TORCHTITAN_FP8_GAIN, ModelConstants
+from pipeline.model.workload import Precision, Recompute, Stack
 from pipeline.published_tables import (
     AUTOMODEL,
     MEGATRON_BRIDGE,
     NEMO_2407,
+    TORCHTITAN,
     _Skip,
     _throughput,
     automodel_cases,
     calibration_set,
     megatron_bridge_cases,
     nemo_2407_cases,
+    torchtitan_cases,
 )
 from pipeline.validation import BLIND_END, BLIND_START, DOCS_FILE, score
 
@@ -129,6 +133,60 @@ def test_automodel_rows_read_the_heading_and_the_printed_numbers():
     assert "Fine-Tuning (LoRA) Performance: fine-tuning is not scored" in reasons
     assert any(r.startswith("GPT-OSS 120B: sliding-window") for r in reasons)
     # blind: no AutoModel row is fitted on
+    assert not {c.run_id for c in cases} & {c.run_id for c in calibration_set()[0]}
+
+
+def _figure(row: dict[str, str]) -> float:
+    return float(row["tokens_sec_gpu"].replace(",", ""))
+
+
+def test_torchtitan_runs_give_the_pytorch_stack_factors_and_are_scored_blind():
+    """The eager and FP8 factors of a PyTorch stack are torchtitan's own ratios on one system
+    (recorded rows, not typed figures); the rows scored are another system's, blind."""
+    with TORCHTITAN.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:  # each row is its table line, cell for cell
+        assert row["tokens_sec_gpu"] in row["source_row_raw"].split(" | ")
+    grand_teton = [r for r in rows if r["system"] == "Grand Teton"]
+    eager, fp8 = [], []
+    for table in ("1", "3"):
+        eager_bf16, compiled_bf16, compiled_fp8 = (
+            _figure(r) for r in grand_teton if r["table_index"] == table
+        )
+        eager.append(eager_bf16 / compiled_bf16)
+        fp8.append(compiled_fp8 / compiled_bf16)
+    c = ModelConstants()
+    assert sum(eager) / 2 == pytest.approx(c.eager_efficiency_factor, abs=5e-4)
+    assert sum(fp8) / 2 == pytest.approx(TORCHTITAN_FP8_GAIN, rel=1e-12)
+    assert c.fsdp_fp8_efficiency_factor == pytest.approx(TORCHTITAN_FP8_GAIN / (1402.6 / 794.5))
+
+    cases, skipped = torchtitan_cases()
+    assert len(cases) + len(skipped) == len(rows) == 8
+    assert {s.reason.split(":")[0] for s in skipped} == {"system Grand Teton"}
+    assert all("peak is not published" in s.reason for s in skipped)
+    assert [case.n_gpus for case in cases] == [32, 64]
+    for case in cases:
+        job = case.workload
+        assert job.stack is Stack.FSDP and job.precision is Precision.FP8
+        assert (
+            job.zero_stage == 3 and job.seq_len == 8192 and job.batch_sequences == 2 * case.n_gpus
+        )
+        assert case.hardware["gpu_model"] == "H200-SXM-141GB"
+        assert case.layout is not None
+        assert set(case.layout.recompute) == {RECOMPUTE_MODES.index(Recompute.SELECTIVE)}
+    scores = score(cases)
+    # within 15% blind with the PyTorch FP8 factor; with Megatron's fitted one, 28-30% fast
+    assert all(s.timing_error_percent < 15 for s in scores)
+    megatron = score(
+        [
+            replace(case, workload=case.workload.model_copy(update={"stack": Stack.MEGATRON}))
+            for case in cases
+        ]
+    )
+    assert all(
+        m.predicted_timing > 1.15 * s.predicted_timing
+        for m, s in zip(megatron, scores, strict=True)
+    )
     assert not {c.run_id for c in cases} & {c.run_id for c in calibration_set()[0]}
 
 

@@ -110,6 +110,7 @@ def test_the_memo_asks_exactly_the_unanswered_questions(written):
         expected = [q.text for q in transparency.open_questions(answers, provider)]
         assert asked[provider] == expected, provider
     assert f"snapshot {picked.snapshot_id}" in text
+    assert "megatron software stack" in text, "the memo says which stack the job was costed on"
     # every shortlisted offer is in the memo's table, with its rank
     for _, row in picked.rows.iterrows():
         assert f"| {row['rank']} | {row['provider']} | {row['instance_type']}" in text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -11,7 +13,7 @@ from pipeline.workloads import preset
 from tests.helpers import AS_OF, publish_synthetic
 from tests.ui.apptest import open_page, text_of, url_values
 from ui.rank_data import SnapshotMoved, _inputs
-from ui.view_state import RankView, request_of
+from ui.view_state import RankView, WorkloadFields, request_of
 from warehouse.db import current_snapshot
 
 RANK = "pages/rank.py"
@@ -104,6 +106,29 @@ def test_a_custom_workload_is_validated_and_ranked(use_warehouse, fixture_wareho
     assert not app.exception and not app.error
     assert url_values(app, "custom") == ["1"] and url_values(app, "w_layers") == ["16"]
     assert "custom (Llama 3 8B)" in text_of(app)
+
+
+def test_the_training_software_is_a_workload_choice_that_slows_eager_pytorch(
+    use_warehouse, fixture_warehouse
+):
+    use_warehouse(fixture_warehouse)
+    app = open_page(RANK)
+    app.toggle(key="rk_custom").set_value(True).run()
+    stack = app.selectbox(key="rk_w_stack")
+    assert stack.value == "megatron" and stack.options == ["megatron", "fsdp", "eager"]
+    assert "torchtitan" in stack.help
+    stack.select("eager").run()
+    assert not app.exception and not app.error
+    assert url_values(app, "w_stack") == ["eager"]
+    custom = WorkloadFields.of(preset("llama3-8b"))
+    tuned, eager = (
+        rank(fixture_warehouse, request_of(RankView(custom=replace(custom, stack=s))), AS_OF)
+        for s in ("megatron", "eager")
+    )
+    assert list(offers_shown(app)["offer_key"]) == list(eager.offers["offer_key"])
+    slower = eager.offers.set_index("offer_key")["time_to_train_h"]
+    faster = tuned.offers.set_index("offer_key")["time_to_train_h"]
+    assert (slower > faster.reindex(slower.index)).all()
 
 
 def test_bad_inputs_show_a_message_not_a_traceback(use_warehouse, fixture_warehouse):

@@ -30,7 +30,7 @@ def test_the_default_view_is_an_empty_url():
 def test_every_field_survives_the_url():
     view = RankView(
         preset="mixtral-8x7b",
-        custom=WorkloadFields(40.0, 24, 4096, 32, 4096, 500.0, 1024, "fp8"),
+        custom=WorkloadFields(40.0, 24, 4096, 32, 4096, 500.0, 1024, "fp8", "eager"),
         gpus="64-512",
         tiers=("on_demand", "spot"),
         objective="blend",
@@ -59,12 +59,16 @@ def test_a_bad_link_keeps_the_rest_and_says_what_it_dropped():
             "gpus": ["128"],
             "custom": ["1"],
             "w_layers": ["many"],
+            "w_stack": ["jax"],
         }
     )
     assert view == RankView(gpus="128")
     assert len(problems) == 5
     assert "preset='gpt5' is not a preset" in problems[0]
     assert any("weekly" in p for p in problems) and any("w_layers" in p for p in problems)
+    view, problems = from_query_params({"custom": ["1"], "w_stack": ["jax"]})
+    assert view == RankView()
+    assert any("stack 'jax' is not one of megatron, fsdp, eager" in p for p in problems)
 
 
 def test_custom_fields_change_the_workload_and_are_validated():

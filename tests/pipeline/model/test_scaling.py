@@ -18,7 +18,7 @@ from pipeline.model.hardware import (
     fabric_efficiency,
 )
 from pipeline.model.scaling import FP8_EFFICIENCY_PRIOR, LayoutGrid, ModelConstants, estimate
-from pipeline.model.workload import Precision, Recompute, Workload
+from pipeline.model.workload import Precision, Recompute, Stack, Workload
 from pipeline.workloads import preset
 
 
@@ -192,6 +192,8 @@ def test_an_intra_node_link_replaces_the_gpus_own():
         ({"hidden_size": 1000}, "not a multiple of heads"),
         ({"layers": 0}, "greater than 0"),
         ({"moe": {"experts": 8, "top_k": 9}}, "cannot exceed"),
+        ({"stack": "deepspeed"}, "stack 'deepspeed': no published measurement"),
+        ({"stack": "jax"}, "'megatron', 'fsdp' or 'eager'"),
     ],
 )
 def test_invalid_workloads_are_refused_clearly(changes, message):
@@ -446,3 +448,44 @@ def test_compute_follows_each_gpus_measured_matmul_ceiling():
         job = preset("llama3-8b").model_copy(update={"precision": precision})
         compute = estimate(job, hw, layout).compute_s
         assert compute[1] / compute[0] == pytest.approx(ceiling / REFERENCE_GEMM_CEILING)
+
+
+def test_the_software_stack_scales_compute_by_its_measured_factor():
+    """Megatron-class kernels are what the fit sees; PyTorch FSDP (compiled or fused) shows no
+    measured difference; eager PyTorch runs at torchtitan's measured eager / compiled ratio.
+    Only compute moves: collectives and memory do not depend on the kernels' speed (what is
+    left exposed of them may)."""
+    assert Workload(**{**preset("llama3-8b").model_dump(), "stack": "hf"}).stack is Stack.EAGER
+    assert preset("llama3-8b").stack is Stack.MEGATRON  # the default: the best-tuned
+    c = ModelConstants()
+    assert c.eager_efficiency_factor == pytest.approx((5762 / 6667 + 5605 / 6514) / 2, abs=5e-4)
+    hw = profiles([hardware(64, "infiniband")])
+    layout = LayoutGrid.partial(preset("llama3-8b"), 1, 1, 1, Recompute.NONE)
+    runs = {
+        stack: estimate(preset("llama3-8b").model_copy(update={"stack": stack}), hw, layout)
+        for stack in Stack
+    }
+    megatron = runs[Stack.MEGATRON]
+    assert runs[Stack.FSDP].compute_s[0] == pytest.approx(
+        megatron.compute_s[0] / c.fsdp_efficiency_factor
+    )
+    assert runs[Stack.EAGER].compute_s[0] == pytest.approx(
+        megatron.compute_s[0] / c.eager_efficiency_factor
+    )
+    for stack in Stack:
+        assert runs[stack].tp_comm_s[0] == megatron.tp_comm_s[0]
+        assert runs[stack].memory_gb_per_gpu[0] == megatron.memory_gb_per_gpu[0]
+    assert runs[Stack.EAGER].step_time_s[0] > megatron.step_time_s[0]
+    # FP8 on a PyTorch stack gains torchtitan's measured share, not Megatron's fitted one
+    fp8 = {
+        stack: estimate(
+            preset("llama3-8b").model_copy(update={"stack": stack, "precision": Precision.FP8}),
+            hw,
+            layout,
+        ).compute_s[0]
+        for stack in Stack
+    }
+    assert fp8[Stack.FSDP] / fp8[Stack.MEGATRON] == pytest.approx(
+        c.fp8_efficiency_factor / (c.fsdp_efficiency_factor * c.fsdp_fp8_efficiency_factor)
+    )
+    assert fp8[Stack.EAGER] / fp8[Stack.FSDP] == pytest.approx(1 / c.eager_efficiency_factor)
