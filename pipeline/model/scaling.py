@@ -30,18 +30,18 @@ RECOMPUTE_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
 REFERENCE_RIDGE = 312e12 / 2.039e12
 
 
-# FP8 reaches 0.6-0.7 of BF16's efficiency on its peak end to end (model-notes 4.1); on H100
-# the matmuls alone account for 0.883 of that (measured ceilings 1402.6 of 1979 FP8, 794.5 of
-# 989.5 BF16: gemm_ceilings.csv), so the rest of the step keeps 0.65 / 0.883 = 0.736: the value
-# a fit without FP8 rows keeps (pipeline/validation.py fit_constants)
 H100_MAMF_BF16, H100_MAMF_FP8 = 794.5, 1402.6  # TFLOP/s, gemm_ceilings.csv
-FP8_EFFICIENCY_PRIOR = 0.65 / ((H100_MAMF_FP8 / 1979.0) / (H100_MAMF_BF16 / 989.5))
 # torchtitan's FP8 gain over BF16 (Float8 linears, torchao tensorwise scaling), both compiled,
 # Llama 3.1 8B FSDP on the same H100 system the same day: 8,532 / 6,667 tokens/s per GPU on 8
 # GPUs, 8,380 / 6,514 on 128 (benchmarks/llama3_h100_202412_torchtitan.md Tables 1 and 3;
-# fixtures/published_runs/torchtitan_benchmarks.csv). The system's peak cancels in the ratio;
-# over the H100 matmuls' own FP8 gain (the ceilings) it is the FP8 factor of a PyTorch stack
+# fixtures/published_runs/torchtitan_benchmarks.csv). The system's peak cancels in the ratio
 TORCHTITAN_FP8_GAIN = (8532 / 6667 + 8380 / 6514) / 2
+# the FP8 factor at which the model's FP8 gain on that job (the linear layers FP8, attention and
+# the embeddings BF16: 31.4% of its FLOPs) is the gain measured: (1 - 0.314) / (H100_MAMF_FP8 /
+# H100_MAMF_BF16 x (1 / TORCHTITAN_FP8_GAIN - 0.314)); tests hold it to that. A PyTorch stack's
+# FP8 factor, and the prior a fit without FP8 rows keeps (pipeline/validation.py fit_constants)
+TORCHTITAN_FP8_FACTOR = 0.8351
+FP8_EFFICIENCY_PRIOR = TORCHTITAN_FP8_FACTOR
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,12 @@ class ModelConstants:
     # layer's GEMM width on one TP rank, ceiling the GPU's measured matmul share of its peak;
     # eta_max and w_half fitted globally on the published runs (pipeline/validation.py,
     # docs/MODEL.md)
-    eta_compute_max: float = 0.6562
-    matrix_width_half: float = 194.644
-    # FP8: achieved throughput on FP8 peak relative to BF16's on BF16 peak, beyond what the
-    # GPU's measured FP8 and BF16 matmul ceilings explain; fitted with the two above on NeMo
-    # 24.07's H100 FP8 rows (prior FP8_EFFICIENCY_PRIOR, model-notes 4.1)
-    fp8_efficiency_factor: float = 0.8564
+    eta_compute_max: float = 0.6546
+    matrix_width_half: float = 190.358
+    # FP8 (the linear layers only): achieved throughput on FP8 peak relative to BF16's on BF16
+    # peak, beyond what the GPU's measured FP8 and BF16 matmul ceilings explain; fitted with
+    # the two above on NeMo 24.07's H100 FP8 rows (prior FP8_EFFICIENCY_PRIOR)
+    fp8_efficiency_factor: float = 0.9502
     # software stack (Workload.stack), compute efficiency over the fitted one (megatron's):
     # fsdp: none measured (llm-foundry's 78 fitted FSDP rows come out -0.8% signed median,
     # Megatron's families +6%: no penalty to fit); eager: torchtitan's FSDP without
@@ -65,9 +65,9 @@ class ModelConstants:
     # tokens/s on 8 GPUs, 5,605 / 6,514 on 128; benchmarks/llama3_h100_202412_torchtitan.md)
     fsdp_efficiency_factor: float = 1.0
     eager_efficiency_factor: float = 0.862
-    # FP8 on a PyTorch stack (fsdp, eager) in place of fp8_efficiency_factor: torchtitan's
-    # measured FP8 gain over the H100 matmul ceilings' FP8 gain (0.727; Megatron's is fitted)
-    fsdp_fp8_efficiency_factor: float = TORCHTITAN_FP8_GAIN / (H100_MAMF_FP8 / H100_MAMF_BF16)
+    # FP8 on a PyTorch stack (fsdp, eager) in place of fp8_efficiency_factor (Megatron's,
+    # fitted): measured on torchtitan (TORCHTITAN_FP8_FACTOR)
+    fsdp_fp8_efficiency_factor: float = TORCHTITAN_FP8_FACTOR
     # achieved share of HBM bandwidth in streaming kernels (prior: STREAM-like copies reach
     # 80-90% of the datasheet figure); used for unfused attention's score traffic
     hbm_efficiency: float = 0.8
@@ -403,12 +403,37 @@ def _stack_factor(workload: Workload, c: ModelConstants) -> float:
     }[workload.stack]
 
 
-def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
-    """Compute time per step (model-notes 4.1), unfused attention's score traffic included."""
+def _high_precision_flops_step(workload: Workload) -> float:
+    """The part of a step's model FLOPs that runs in BF16 whatever the precision: attention
+    (scaled dot-product attention) and the embedding and output matrices (as 6N counts them).
+    Megatron-Core's FP8 recipes quantise the linear layers only ("SDPA/Embedding/LM Head/
+    Router/Loss/Optimizer, etc., remain at their original high precision": NVIDIA/Megatron-LM
+    docs/discussions/deepseek-v3-gb200-optimization @79e8592bb7a3); torchtitan's Float8
+    skips the output layer (train_configs/llama3_8b.toml filter_fqns = ["output"])."""
+    passes = 6.0 if workload.lora is None else 4.0  # frozen base: no weight gradients
+    per_token = workload.attention_flops_per_token + passes * workload.embedding_params
+    return per_token * workload.batch_tokens
+
+
+@dataclass(frozen=True)
+class _Compute:
+    """Compute time per step and the part of it attention takes (both per profile x layout)."""
+
+    time: Array
+    attention: Array
+
+
+def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
+    """Compute time per step (model-notes 4.1), unfused attention's score traffic included.
+
+    In an FP8 job only the linear layers run at the FP8 peak; attention and the embedding
+    and output matrices run at BF16's (:func:`_high_precision_flops_step`)."""
     col, t, share = g.col, g.t, g.share
     # full recompute re-runs the forward of the layers it covers: 8PD instead of 6PD (4.1)
-    recompute_extra = share / 3.0
-    hw_flops_step = _model_flops_step(workload) * (1.0 + recompute_extra)
+    recompute = 1.0 + share / 3.0
+    flops = _model_flops_step(workload)
+    high = _high_precision_flops_step(workload)
+    attention_flops = workload.attention_flops_per_token * workload.batch_tokens
     # the per-rank matrix width at which a GPU reaches half its efficiency grows with its
     # ridge point (peak FLOP/s over HBM bytes/s): a faster GPU needs bigger matrices
     width = _gemm_width(workload, t)
@@ -417,18 +442,21 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     # eta_compute_max is an A100's: a GPU whose matmuls reach less of their peak (measured
     # ceilings, gemm_ceilings.csv) reaches proportionally less of its own (a GPU without FP8
     # has its BF16 peak and ceiling in the FP8 columns)
+    eta = eta * _stack_factor(workload, c) / REFERENCE_GEMM_CEILING
+    bf16_rate = col["gpu_count"] * col["peak_bf16"] * eta * col["gemm_ceiling_bf16"]
     if workload.precision is Precision.FP8:
-        peak, ceiling = col["peak_fp8"], col["gemm_ceiling_fp8"]
         fp8 = (
             c.fp8_efficiency_factor
             if workload.stack is Stack.MEGATRON
             else c.fsdp_fp8_efficiency_factor
         )
-        eta = eta * np.where(peak > col["peak_bf16"], fp8, 1.0)
+        peak = col["peak_fp8"]
+        factor = np.where(peak > col["peak_bf16"], fp8, 1.0)
+        linear_rate = col["gpu_count"] * peak * eta * factor * col["gemm_ceiling_fp8"]
     else:
-        peak, ceiling = col["peak_bf16"], col["gemm_ceiling_bf16"]
-    eta = eta * ceiling / REFERENCE_GEMM_CEILING * _stack_factor(workload, c)
-    compute = hw_flops_step / (col["gpu_count"] * peak * eta)
+        linear_rate = bf16_rate
+    compute = recompute * ((flops - high) / linear_rate + high / bf16_rate)
+    attention = recompute * attention_flops / bf16_rate
     if not workload.flash_attention:
         # unfused attention moves its s x s scores through HBM: the fused scale-mask-softmax
         # reads and writes them (2 + 2 bytes per element forward, 6 backward) and dropout
@@ -438,8 +466,9 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
         backward = 6.0 + (5.0 if workload.dropout else 0.0)
         per_score = forward * (1.0 + share) + backward
         scores_per_gpu = (workload.layers / g.p) * g.m * g.b * (workload.heads / t) * float(s) * s
-        compute = compute + scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
-    return compute
+        traffic = scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
+        compute, attention = compute + traffic, attention + traffic
+    return _Compute(time=compute, attention=attention)
 
 
 def _tp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
@@ -473,7 +502,7 @@ def _pp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
 
 
 def _cp_comm(
-    workload: Workload, g: _Grid, c: ModelConstants, compute: Array
+    workload: Workload, g: _Grid, c: ModelConstants, attention: Array
 ) -> tuple[Array, Array]:
     """Context parallelism's KV exchange (model-notes; Megatron-Core's context_parallel
     guide): each rank's K and V chunk goes round the CP ring, all-gathered in the forward,
@@ -492,11 +521,9 @@ def _cp_comm(
     )
     latency = np.where(on_fabric, g.net_step, c.nvlink_step_latency_s)
     per_layer = (3.0 + g.share) * (cp - 1) * (latency + kv_chunk / np.maximum(bus, 1.0))
-    # the attention share of the compute, per layer and micro-batch
-    attention = workload.attention_flops_per_token
-    share = attention * workload.batch_tokens / _model_flops_step(workload)
+    # the attention compute per layer and micro-batch
     layer_calls = m * workload.layers / p
-    attention_layer = compute * share / layer_calls
+    attention_layer = attention / layer_calls
     exposed = np.where(cp > 1, layer_calls * np.maximum(0.0, per_layer - attention_layer), 0.0)
     return exposed, np.where(on_fabric, exposed, 0.0)
 
@@ -697,13 +724,14 @@ def estimate(
     g = _grid(workload, hw, layout, c)
     t, p, b, v, dp = g.t, g.p, g.b, g.v, g.dp
     valid = _valid(workload, g)
-    compute = _compute(workload, g, c)
+    computed = _compute(workload, g, c)
+    compute = computed.time
     tp_time = _tp_comm(workload, g, c)
     pp_time = _pp_comm(workload, g, c)
     params = _parameters(workload, g)
     dp_time, dp_exposed = _dp_comm(workload, g, c, params, compute)
     ep_time, ep_fabric = _ep_comm(workload, g, c, params.ep, compute)
-    cp_time, cp_fabric = _cp_comm(workload, g, c, compute)
+    cp_time, cp_fabric = _cp_comm(workload, g, c, computed.attention)
     bubble = (p - 1) / (v * g.m) * compute  # (4.6)
     optimizer = _optimizer(workload, g, c, params)
     step = (
