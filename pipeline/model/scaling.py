@@ -415,6 +415,22 @@ def _high_precision_flops_step(workload: Workload) -> float:
     return per_token * workload.batch_tokens
 
 
+def _attention_recompute_share(workload: Workload, g: _Grid) -> Array:
+    """The share of the layers whose core attention is recomputed: those a full recompute
+    covers, and every layer under Megatron's selective recompute, which checkpoints the core
+    attention and runs its forward again in the backward (Korthikanti et al. 2022, section
+    4.2; Megatron-Core's default ``recompute_modules = ["core_attn"]``,
+    megatron/core/transformer/transformer_config.py and attention.py's
+    ``_checkpointed_attention_forward`` @d98e8a64ddf3). PyTorch's selective checkpointing
+    (torchtitan's SAC) saves the matmul and attention outputs and recomputes only elementwise
+    ops (torchtitan/distributed/activation_checkpoint.py ``_get_default_save_ops``
+    @b5bcd76c66d0): no FLOPs counted."""
+    selective = RECOMPUTE_MODES.index(Recompute.SELECTIVE)
+    if workload.stack is Stack.MEGATRON:
+        return np.where(g.rc == selective, 1.0, g.share)
+    return g.share
+
+
 @dataclass(frozen=True)
 class _Compute:
     """Compute time per step and the part of it attention takes (both per profile x layout)."""
@@ -431,6 +447,9 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
     col, t, share = g.col, g.t, g.share
     # full recompute re-runs the forward of the layers it covers: 8PD instead of 6PD (4.1)
     recompute = 1.0 + share / 3.0
+    # the share of the layers whose core attention (scores, softmax, their product with V)
+    # runs its forward twice: :func:`_attention_recompute_share`
+    attention_share = _attention_recompute_share(workload, g)
     flops = _model_flops_step(workload)
     high = _high_precision_flops_step(workload)
     attention_flops = workload.attention_flops_per_token * workload.batch_tokens
@@ -455,8 +474,10 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
         linear_rate = col["gpu_count"] * peak * eta * factor * col["gemm_ceiling_fp8"]
     else:
         linear_rate = bf16_rate
-    compute = recompute * ((flops - high) / linear_rate + high / bf16_rate)
-    attention = recompute * attention_flops / bf16_rate
+    # attention's forward is a third of its forward and backward (4 of 12 l s h)
+    attention = (1.0 + attention_share / 3.0) * attention_flops / bf16_rate
+    others = recompute * ((flops - high) / linear_rate + (high - attention_flops) / bf16_rate)
+    compute = others + attention
     if not workload.flash_attention:
         # unfused attention moves its s x s scores through HBM: the fused scale-mask-softmax
         # reads and writes them (2 + 2 bytes per element forward, 6 backward) and dropout
@@ -464,7 +485,7 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
         s = workload.seq_len
         forward = 4.0 + (5.0 if workload.dropout else 0.0)
         backward = 6.0 + (5.0 if workload.dropout else 0.0)
-        per_score = forward * (1.0 + share) + backward
+        per_score = forward * (1.0 + attention_share) + backward
         scores_per_gpu = (workload.layers / g.p) * g.m * g.b * (workload.heads / t) * float(s) * s
         traffic = scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
         compute, attention = compute + traffic, attention + traffic
@@ -507,7 +528,7 @@ def _cp_comm(
     """Context parallelism's KV exchange (model-notes; Megatron-Core's context_parallel
     guide): each rank's K and V chunk goes round the CP ring, all-gathered in the forward,
     gathered again and its gradient reduce-scattered in the backward (and once more when a
-    full recompute repeats the forward). GQA's few KV heads keep it small. As in Ring
+    recompute repeats attention's forward). GQA's few KV heads keep it small. As in Ring
     Attention, a chunk's transfer overlaps the attention on the previous one, so only what
     exceeds the layer's attention compute is exposed. (exposed time, its part on the fabric)"""
     cp, t, p, m = g.cp, g.t, g.p, g.m
@@ -520,7 +541,9 @@ def _cp_comm(
         g.nvlink_bus,
     )
     latency = np.where(on_fabric, g.net_step, c.nvlink_step_latency_s)
-    per_layer = (3.0 + g.share) * (cp - 1) * (latency + kv_chunk / np.maximum(bus, 1.0))
+    # a recomputed core attention exchanges its K and V once more
+    passes = 3.0 + _attention_recompute_share(workload, g)
+    per_layer = passes * (cp - 1) * (latency + kv_chunk / np.maximum(bus, 1.0))
     # the attention compute per layer and micro-batch
     layer_calls = m * workload.layers / p
     attention_layer = attention / layer_calls

@@ -539,3 +539,39 @@ def test_the_software_stack_scales_compute_by_its_measured_factor():
     )
     assert fp8[Stack.MEGATRON] < fp8[Stack.FSDP]
     assert fp8[Stack.EAGER] / fp8[Stack.FSDP] == pytest.approx(1 / c.eager_efficiency_factor)
+
+
+def test_selective_recompute_costs_what_each_stack_recomputes():
+    """Megatron's selective recompute re-runs the core attention's forward on every layer
+    (a third of attention's FLOPs once more; Korthikanti et al. 2022, 4.2); PyTorch's
+    selective checkpointing saves the matmul and attention outputs and adds no FLOPs. Full
+    recompute costs a third more on either stack."""
+    job = preset("llama3-8b")
+    assert job.flash_attention and job.precision is Precision.BF16
+    hw = profiles([hardware(64, "infiniband")])
+    attention = job.attention_flops_per_token / (_model_flops_step(job) / job.batch_tokens)
+    assert 0.1 < attention < 0.5  # 8,192 tokens: attention is a real share
+    for stack in (Stack.MEGATRON, Stack.FSDP):
+        run = job.model_copy(update={"stack": stack})
+        compute = {
+            mode: estimate(run, hw, LayoutGrid.partial(run, 1, 1, 1, mode)).compute_s[0]
+            for mode in (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+        }
+        extra = attention / 3 if stack is Stack.MEGATRON else 0.0
+        assert compute[Recompute.SELECTIVE] == pytest.approx(compute[Recompute.NONE] * (1 + extra))
+        assert compute[Recompute.FULL] == pytest.approx(compute[Recompute.NONE] * 4 / 3)
+
+
+def test_a_recomputed_attention_exchanges_its_context_parallel_chunks_again():
+    """Under Megatron's selective recompute the core attention's forward runs twice, and so
+    does its ring exchange of K and V; PyTorch's saves the output and exchanges nothing more."""
+    hw = profiles([hardware(256, "ethernet", 25.0)])
+    exposed = {}
+    for stack in (Stack.MEGATRON, Stack.FSDP):
+        job = _long_context().model_copy(update={"stack": stack})
+        exposed[stack] = {
+            mode: estimate(job, hw, LayoutGrid.partial(job, 8, 4, 1, mode, 1, cp=4)).cp_comm_s[0]
+            for mode in (Recompute.NONE, Recompute.SELECTIVE)
+        }
+    assert exposed[Stack.MEGATRON][Recompute.SELECTIVE] > exposed[Stack.MEGATRON][Recompute.NONE]
+    assert exposed[Stack.FSDP][Recompute.SELECTIVE] == exposed[Stack.FSDP][Recompute.NONE] > 0
