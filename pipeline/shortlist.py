@@ -5,10 +5,13 @@ key) or the top K; ``write`` turns that into three files a buyer can hand on:
 
 - ``PREFIX.csv``: the shortlisted ranking rows, every column, exactly as ``fabricscope rank``
   computes them, plus each provider's transparency score.
-- ``PREFIX.xlsx``: sheets ``shortlist`` (the same rows), ``assumptions`` (the workload, the
-  request, the model's constants and the ranking's priors, the snapshot), ``transparency``
-  (every answer for the shortlisted providers with its evidence) and one ``RFI <provider>``
-  sheet per provider with its open questions.
+- ``PREFIX.xlsx``: sheets ``shortlist`` (the same rows, the columns a buyer decides on:
+  SHORTLIST_COLUMNS), ``details`` (every other column of those rows), ``assumptions`` (the
+  workload, the request, the model's constants and the ranking's priors, the snapshot),
+  ``transparency`` (every answer for the shortlisted providers with its evidence), ``fabric
+  sensitivity`` and one ``RFI <provider>`` sheet per provider with its open questions. Every
+  sheet has human headers (COLUMNS), a bold frozen header row and widths fitted to its
+  content; numbers keep their full precision and are formatted for reading (USD, days, %).
 - ``PREFIX.md``: a memo: the workload, the ranking, the verdict, what the fabric is worth for
   this job (the same offers estimated on InfiniBand and on plain Ethernet), and per provider
   the request-for-information questions still unanswered, ready to send.
@@ -27,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from openpyxl.styles import Alignment, Font
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
 
 from pipeline import ranking, transparency
 from pipeline.model.scaling import ModelConstants
@@ -142,15 +148,6 @@ def csv_frame(shortlist: Shortlist) -> pd.DataFrame:
     return shortlist.rows[ranking.RANKED_COLUMNS]
 
 
-def _excel_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """Excel has no time zones: timestamps are written as UTC, without the zone."""
-    out = frame.copy()
-    for column in out.columns:
-        if isinstance(out[column].dtype, pd.DatetimeTZDtype):
-            out[column] = out[column].dt.tz_convert("UTC").dt.tz_localize(None)
-    return out
-
-
 def assumptions(shortlist: Shortlist) -> pd.DataFrame:
     request = shortlist.result.request
     snapshot = shortlist.result.snapshot
@@ -246,16 +243,215 @@ def _sheet_name(provider: str, used: set[str]) -> str:
 
 
 def _write_xlsx(shortlist: Shortlist, path: Path) -> None:
-    used = {"shortlist", "assumptions", "transparency", "fabric sensitivity"}
+    rows = csv_frame(shortlist)
+    decisive = [column for column in SHORTLIST_COLUMNS if column in rows.columns]
+    details = [*ROW_IDENTITY, *(c for c in rows.columns if c not in decisive)]
+    sheets = {
+        "shortlist": (rows[decisive], len(ROW_IDENTITY)),
+        "details": (rows[details], len(ROW_IDENTITY)),
+        "assumptions": (assumptions(shortlist), 0),
+        "transparency": (answers_frame(shortlist), 0),
+        "fabric sensitivity": (shortlist.sensitivity, 0),
+    }
+    used = set(sheets)
+    for provider in shortlist.open_questions:
+        sheets[_sheet_name(provider, used)] = (_rfi_frame(shortlist, provider), 0)
     with pd.ExcelWriter(path, engine="openpyxl") as writer:
-        _excel_safe(csv_frame(shortlist)).to_excel(writer, sheet_name="shortlist", index=False)
-        assumptions(shortlist).to_excel(writer, sheet_name="assumptions", index=False)
-        answers_frame(shortlist).to_excel(writer, sheet_name="transparency", index=False)
-        shortlist.sensitivity.to_excel(writer, sheet_name="fabric sensitivity", index=False)
-        for provider in shortlist.open_questions:
-            _rfi_frame(shortlist, provider).to_excel(
-                writer, sheet_name=_sheet_name(provider, used), index=False
-            )
+        for name, (frame, frozen_columns) in sheets.items():
+            _excel_frame(frame).to_excel(writer, sheet_name=name, index=False)
+            _style(writer.sheets[name], list(frame.columns), frozen_columns)
+
+
+# ---- the workbook's columns: headers and number formats
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    """How a number reads: Excel's format for the cell, and the same in Python's format
+    mini-language, to measure the width the cell needs."""
+
+    excel: str
+    python: str
+
+
+USD = NumberFormat('"$"#,##0', "${:,.0f}")
+USD_CENTS = NumberFormat('"$"#,##0.00', "${:,.2f}")
+USD_TENTHS_OF_CENTS = NumberFormat('"$"#,##0.000', "${:,.3f}")
+COUNT = NumberFormat("#,##0", "{:,.0f}")
+ONE_DECIMAL = NumberFormat("#,##0.0", "{:,.1f}")
+TWO_DECIMALS = NumberFormat("0.00", "{:.2f}")
+THREE_DECIMALS = NumberFormat("0.000", "{:.3f}")
+PERCENT = NumberFormat("0%", "{:.0%}")
+PERCENT_ONE_DECIMAL = NumberFormat("0.0%", "{:.1%}")
+DATE = NumberFormat("yyyy-mm-dd", "{:%Y-%m-%d}")
+TIME = NumberFormat("yyyy-mm-dd hh:mm", "{:%Y-%m-%d %H:%M}")
+
+HOURS_PER_DAY = 24.0
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    number: NumberFormat | None = None  # None: text, or a number as General shows it
+    scale: float = 1.0  # the cell holds value * scale (hours shown as days)
+
+
+def _in_days(header: str) -> Column:
+    """A duration the rows hold in hours, shown to people in days."""
+    return Column(header, ONE_DECIMAL, 1.0 / HOURS_PER_DAY)
+
+
+FABRIC_NAMES = {"infiniband": "InfiniBand", "ethernet": "plain Ethernet"}
+
+# every column a sheet of the workbook shows, by its name in the frames (and the CSV)
+COLUMNS: dict[str, Column] = {
+    "rank": Column("Rank", COUNT),
+    "provider": Column("Provider"),
+    "instance_type": Column("Offer"),
+    "region": Column("Region"),
+    "regions": Column("Regions"),
+    "region_count": Column("Regions (count)", COUNT),
+    "pricing_tier": Column("Pricing tier"),
+    "gpu_model": Column("GPU model"),
+    "gpus": Column("GPUs", COUNT),
+    "gpus_per_node": Column("GPUs per node", COUNT),
+    "nodes": Column("Nodes", COUNT),
+    "time_to_train_h": _in_days("Time to train (days)"),
+    "time_to_train_h_low": _in_days("Time to train, best fabric case (days)"),
+    "cost_usd": Column("Cost (USD)", USD),
+    "cost_usd_low": Column("Cost, best fabric case (USD)", USD),
+    "usd_per_million_tokens": Column("Cost per million tokens (USD)", USD_TENTHS_OF_CENTS),
+    "mfu": Column("MFU", PERCENT),
+    "verdict": Column("Verdict"),
+    "comm_fraction_exposed": Column("Exposed communication (share of step)", PERCENT_ONE_DECIMAL),
+    "fabric_share_of_comm": Column("Inter-node fabric share of communication", PERCENT),
+    "layout": Column("Parallel layout"),
+    "memory_gb_per_gpu": Column("Memory per GPU (GB)", ONE_DECIMAL),
+    "fabric_class": Column("Fabric stated"),
+    "fabric_estimated_as": Column("Fabric (costed as)"),
+    "fabric_range": Column("Fabric unknown: costed as a range"),
+    "multi_node": Column("Multi-node"),
+    "multi_node_reason": Column("Multi-node: why"),
+    "fabric_gbps_per_gpu": Column("Fabric per GPU (Gb/s)", COUNT),
+    "fabric_source_url": Column("Fabric source"),
+    "fabric_source_grade": Column("Fabric source grade"),
+    "fabric_source_date": Column("Fabric source dated", DATE),
+    "fabric_observed_at": Column("Fabric read (UTC)", TIME),
+    "fabric_evidence": Column("Fabric evidence"),
+    "price_usd_per_gpu_hour": Column("Price per GPU-hour (USD)", USD_CENTS),
+    "price_basis": Column("Price basis"),
+    "price_source_url": Column("Price source"),
+    "price_observed_at": Column("Price observed (UTC)", TIME),
+    "price_obtained_by": Column("Price obtained by"),
+    "data_age_days": Column("Price age (days)", COUNT),
+    "transparency_score": Column("Transparency score", TWO_DECIMALS),
+    "pareto": Column("On the time-cost frontier"),
+    "score": Column("Ranking score", THREE_DECIMALS),
+    "step_time_s": Column("Step time (s)", THREE_DECIMALS),
+    "compute_s": Column("Compute per step (s)", THREE_DECIMALS),
+    "tp_comm_s": Column("Tensor-parallel communication per step (s)", THREE_DECIMALS),
+    "pp_comm_s": Column("Pipeline-parallel communication per step (s)", THREE_DECIMALS),
+    "dp_comm_exposed_s": Column("Exposed data-parallel communication per step (s)", THREE_DECIMALS),
+    "ep_comm_s": Column("Expert-parallel communication per step (s)", THREE_DECIMALS),
+    "bubble_s": Column("Pipeline bubble per step (s)", THREE_DECIMALS),
+    "optimizer_s": Column("Optimizer per step (s)", THREE_DECIMALS),
+    "failure_overhead_s": Column("Failure overhead per step (s)", THREE_DECIMALS),
+    "goodput": Column("Goodput", PERCENT_ONE_DECIMAL),
+    "notes": Column("Notes"),
+    "offer_key": Column("Offer key"),
+    "snapshot_id": Column("Snapshot"),
+    # the fabric sensitivity sheet
+    **{
+        f"time_to_train_h_{fabric}": _in_days(f"Time to train on {name} (days)")
+        for fabric, name in FABRIC_NAMES.items()
+    },
+    **{
+        f"cost_usd_{fabric}": Column(f"Cost on {name} (USD)", USD)
+        for fabric, name in FABRIC_NAMES.items()
+    },
+    # the assumptions, transparency and RFI sheets
+    "kind": Column("Kind"),
+    "name": Column("Name"),
+    "value": Column("Value"),
+    "question_id": Column("Question id"),
+    "question": Column("Question"),
+    "answer": Column("Answer"),
+    "reason": Column("Reason"),
+    "quote": Column("Quote"),
+    "source_url": Column("Source"),
+    "observed_at": Column("Observed (UTC)"),
+    "obtained_by": Column("Obtained by"),
+    "questionnaire_version": Column("Questionnaire version"),
+    "what we know": Column("What we know"),
+    "why": Column("Why"),
+    "why it matters": Column("Why it matters"),
+}
+
+# the shortlist sheet: what a buyer decides on, in this order (the rest is on ``details``,
+# after ROW_IDENTITY, which both sheets start with)
+ROW_IDENTITY = ("rank", "provider", "instance_type")
+SHORTLIST_COLUMNS = (
+    *ROW_IDENTITY,
+    "region",
+    "pricing_tier",
+    "gpu_model",
+    "gpus",
+    "gpus_per_node",
+    "fabric_estimated_as",
+    "price_usd_per_gpu_hour",
+    "time_to_train_h",
+    "cost_usd",
+    "mfu",
+    "comm_fraction_exposed",
+    "verdict",
+)
+
+MAX_WIDTH = 60  # characters: longer text (URLs, quotes, notes) is cut off at the cell's edge
+HEADER_WIDTH = 24  # a longer header wraps rather than widening its column
+
+
+def column(name: str) -> Column:
+    """The column's header and format; a column without an entry reads as its name."""
+    return COLUMNS.get(name, Column(name.replace("_", " ").capitalize()))
+
+
+def _excel_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The cells as the workbook holds them: scaled (hours to days), and timestamps in UTC
+    without the zone (Excel has no time zones)."""
+    out = frame.copy()
+    for name in out.columns:
+        values = out[name]
+        if isinstance(values.dtype, pd.DatetimeTZDtype):
+            out[name] = values.dt.tz_convert("UTC").dt.tz_localize(None)
+        elif column(name).scale != 1.0:
+            out[name] = values * column(name).scale
+    return out
+
+
+def _shown(value: Any, number: NumberFormat | None) -> str:
+    """The text a cell shows, to fit its column's width."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    if number is not None and not isinstance(value, str | bool):
+        return number.python.format(value)
+    return str(value)
+
+
+def _style(sheet: Worksheet, names: Sequence[str], frozen_columns: int) -> None:
+    """Human headers, bold and frozen; number formats; widths fitted to the content."""
+    sheet.freeze_panes = sheet.cell(row=2, column=frozen_columns + 1).coordinate
+    for index, name in enumerate(names, start=1):
+        spec = column(name)
+        header = sheet.cell(row=1, column=index)
+        header.value = spec.header
+        header.font = Font(bold=True)
+        header.alignment = Alignment(wrap_text=True, vertical="top")
+        widest = min(len(spec.header), HEADER_WIDTH)
+        for (cell,) in sheet.iter_rows(min_row=2, min_col=index, max_col=index):
+            if spec.number is not None and isinstance(cell.value, int | float | datetime):
+                cell.number_format = spec.number.excel
+            widest = max(widest, len(_shown(cell.value, spec.number)))
+        sheet.column_dimensions[get_column_letter(index)].width = min(widest + 2, MAX_WIDTH)
 
 
 # ---- the memo

@@ -6,6 +6,7 @@ import json
 import re
 
 import numpy as np
+import openpyxl
 import pandas as pd
 import pytest
 
@@ -68,18 +69,36 @@ def test_the_csv_reads_back_as_the_ranking_rows(written):
     assert read["price_source_url"].notna().all()
 
 
+def rows_of_the_workbook(path) -> pd.DataFrame:
+    """The shortlist and details sheets read back into ranking rows: headers to column names,
+    days to hours."""
+    names = {spec.header: name for name, spec in shortlist.COLUMNS.items()}
+    main = pd.read_excel(path, sheet_name="shortlist").rename(columns=names)
+    details = pd.read_excel(path, sheet_name="details").rename(columns=names)
+    rows = pd.concat([main, details.drop(columns=list(shortlist.ROW_IDENTITY))], axis=1)
+    for name in rows.columns:
+        if shortlist.column(name).scale != 1.0:
+            rows[name] = rows[name] / shortlist.column(name).scale
+    return rows[RANKED_COLUMNS]
+
+
 def test_the_workbook_holds_every_sheet_and_the_same_rows(written):
     picked, (_, xlsx_path, _) = written
     sheets = pd.read_excel(xlsx_path, sheet_name=None)
     providers = list(dict.fromkeys(picked.rows["provider"]))
     assert list(sheets) == [
         "shortlist",
+        "details",
         "assumptions",
         "transparency",
         "fabric sensitivity",
         *[f"RFI {p}" for p in providers],
     ]
-    assert_same_rows(sheets["shortlist"], picked.rows)
+    assert_same_rows(rows_of_the_workbook(xlsx_path), picked.rows)
+    sheets = {
+        name: sheet.rename(columns={s.header: n for n, s in shortlist.COLUMNS.items()})
+        for name, sheet in sheets.items()
+    }
     facts = sheets["assumptions"].set_index("name")["value"]
     assert int(facts["snapshot_id"]) == picked.snapshot_id
     assert "eta_compute_max" in facts.index and "hidden_size" in facts.index
@@ -92,6 +111,67 @@ def test_the_workbook_holds_every_sheet_and_the_same_rows(written):
         assert list(rfi["question_id"].fillna("")) == [
             q.id for q in picked.open_questions[provider]
         ]
+
+
+def test_every_column_has_one_human_header():
+    named = [*RANKED_COLUMNS, *shortlist.COLUMNS]
+    headers = [shortlist.column(name).header for name in dict.fromkeys(named)]
+    assert all(name in shortlist.COLUMNS for name in RANKED_COLUMNS)
+    assert len(set(headers)) == len(headers), "two columns would read the same"
+    assert not [h for h in headers if "_" in h or h[0].islower()]
+
+
+def test_the_workbook_reads_as_a_buyer_would(written):
+    picked, (_, xlsx_path, _) = written
+    book = openpyxl.load_workbook(xlsx_path)
+    main, details = book["shortlist"], book["details"]
+    headers = [cell.value for cell in main[1]]
+    # the decisive columns first, on a sheet of their own; every other column on details
+    assert headers == [shortlist.column(name).header for name in shortlist.SHORTLIST_COLUMNS]
+    assert headers[:3] == ["Rank", "Provider", "Offer"]
+    assert {"GPU model", "GPUs", "Price per GPU-hour (USD)", "Time to train (days)"} <= set(headers)
+    assert {"Cost (USD)", "MFU", "Exposed communication (share of step)", "Verdict"} <= set(headers)
+    rest = [cell.value for cell in details[1]]
+    assert rest[:3] == headers[:3]
+    assert sorted(headers + rest[3:]) == sorted(shortlist.column(c).header for c in RANKED_COLUMNS)
+
+    formats = {cell.value: main.cell(row=2, column=cell.column).number_format for cell in main[1]}
+    assert formats["Cost (USD)"] == '"$"#,##0'
+    assert formats["Price per GPU-hour (USD)"] == '"$"#,##0.00'
+    assert formats["Time to train (days)"] == "#,##0.0"
+    assert formats["MFU"] == "0%"
+    assert formats["Exposed communication (share of step)"] == "0.0%"
+    assert formats["GPUs"] == formats["GPUs per node"] == "#,##0"
+    # the cells keep full precision: days are hours / 24, shares stay fractions
+    column = {cell.value: cell.column for cell in main[1]}
+    days = [main.cell(row=r, column=column["Time to train (days)"]).value for r in range(2, 6)]
+    np.testing.assert_allclose(days, picked.rows["time_to_train_h"] / 24, rtol=1e-15)
+    mfu = [main.cell(row=r, column=column["MFU"]).value for r in range(2, 6)]
+    assert mfu == list(picked.rows["mfu"]) and max(mfu) < 1
+
+    for sheet in book.worksheets:
+        header = sheet[1]
+        assert all(cell.font.b for cell in header), sheet.title
+        assert sheet.freeze_panes in ("A2", "D2"), sheet.title  # the header, and who/what
+        for cell in header:
+            width = sheet.column_dimensions[cell.column_letter].width
+            assert 4 <= width <= shortlist.MAX_WIDTH, (sheet.title, cell.value, width)
+        for row in sheet.iter_rows(min_row=2):
+            for cell in row:
+                # no measure is left in General (the assumptions' values are of mixed units)
+                measure = isinstance(cell.value, float) or header[cell.column - 1].value == "GPUs"
+                if measure and sheet.title != "assumptions":
+                    assert cell.number_format != "General", (sheet.title, header[cell.column - 1])
+                assert cell.value not in ("NULL", "nan", "None", "NaT", ""), (sheet.title, cell)
+    # widths fit the content: the offer column as wide as its longest name (and a margin)
+    longest = max(len(name) for name in picked.rows["instance_type"])
+    assert main.column_dimensions["C"].width == min(longest + 2, shortlist.MAX_WIDTH)
+    assert main.column_dimensions["A"].width < 10  # "Rank", and numbers of a digit or two
+    # unknown values are empty cells, not 0
+    unknown = details.cell(row=1, column=rest.index("Fabric per GPU (Gb/s)") + 1).column
+    for r, value in enumerate(picked.rows["fabric_gbps_per_gpu"], start=2):
+        cell = details.cell(row=r, column=unknown).value
+        assert cell is None if pd.isna(value) else cell == value
 
 
 def test_the_memo_asks_exactly_the_unanswered_questions(written):
