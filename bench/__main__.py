@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-from bench import bench_app, bench_model, bench_publish, bench_rank, bench_refresh
+from bench import bench_app, bench_cli, bench_model, bench_publish, bench_rank, bench_refresh
 
 RESULTS = Path(__file__).parent / "results.md"
 
@@ -32,6 +32,7 @@ def main() -> int:
     lines += bench_model.run(report)
     lines += bench_rank.run(report)
     lines += bench_app.run(report)
+    lines += bench_cli.run(report)
     RESULTS.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -16,38 +16,24 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from pipeline import calibrate as calibrating
-from pipeline import catalog, ranking
-from pipeline import refresh as refreshing
-from pipeline import schedule as scheduling
-from pipeline import shortlist as shortlisting
-from pipeline.config import ConfigError, Settings, load_settings
-from pipeline.files import read_json_input
-from pipeline.model import scaling
-from pipeline.model.calibration import CalibrationError
-from pipeline.model.hardware import (
-    REFERENCE_NODES,
-    REFERENCE_RANKS,
-    HardwareError,
-    check_fields,
-    latency_multiplier,
-)
-from pipeline.model.workload import Recompute
-from pipeline.refresh import RefreshBusy, RefreshError, SourceOutcome
-from pipeline.status import coverage, freshness_report
-from pipeline.workloads import WorkloadError, load_workload
-from warehouse.db import WarehouseError, verify
-from warehouse.export import export_parquet
-from warehouse.query import QueryFailed, QueryRefused, run_user_query
+# Everything heavier than typer and rich (pandas, numpy, duckdb, the model, the warehouse) is
+# imported inside the command that needs it: `fabricscope --help` and `estimate` start in a
+# fraction of the time (bench/bench_cli.py measures it).
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from pipeline import ranking
+    from pipeline.config import Settings
+    from pipeline.model import scaling
+    from pipeline.model.workload import Workload
+    from pipeline.refresh import SourceOutcome
 
 app = typer.Typer(
     name="fabricscope",
@@ -104,6 +90,8 @@ class UserError(Exception):
 
 
 def _settings(warehouse: Path | None) -> Settings:
+    from pipeline.config import load_settings
+
     return load_settings(warehouse=warehouse)
 
 
@@ -141,6 +129,8 @@ def print_rows(
 @app.command()
 def init(warehouse: WarehouseOption = None) -> None:
     """Create or migrate the warehouse and load the reference data."""
+    from pipeline import refresh as refreshing
+
     settings = _settings(warehouse)
     settings.require_writable()
     result = refreshing.ensure_warehouse(settings.warehouse)
@@ -162,6 +152,9 @@ def status(
     ] = False,
 ) -> None:
     """Show the snapshot and the freshness of every source."""
+    from pipeline.status import coverage, freshness_report
+    from warehouse.db import verify
+
     settings = _settings(warehouse)
     report = freshness_report(
         settings.warehouse, settings.stale_after_hours, settings.stale_thresholds
@@ -236,6 +229,8 @@ def sql(
     A query starting with '--' (a comment) comes from --file or standard input, or after a
     lone '--' that follows every option: fabricscope sql --format csv -- "-- note ...".
     """
+    from warehouse.query import QueryFailed, QueryRefused, run_user_query
+
     settings = _settings(warehouse)
     if (query is None) == (file is None):
         raise UserError("give one query: as an argument, '-' for standard input, or --file", 2)
@@ -302,6 +297,8 @@ def export(
         return
     if parquet is None:
         raise UserError("say what to export: --parquet DIR or --shortlist", code=2)
+    from warehouse.export import export_parquet
+
     result = export_parquet(settings.warehouse, parquet, view)
     for relation, rows in sorted(result.files.items()):
         out.print(f"{relation}.parquet: {rows} rows")
@@ -310,6 +307,12 @@ def export(
 
 def _rank_request(workload: str, gpus: str, **fields: Any) -> ranking.RankRequest:
     """A ranking request from command-line values; bad input is one line and exit 2."""
+    from pydantic import ValidationError
+
+    from pipeline import ranking
+    from pipeline.model.hardware import HardwareError
+    from pipeline.workloads import WorkloadError, load_workload
+
     try:
         return ranking.RankRequest(
             workload=load_workload(workload), gpu_counts=ranking.parse_gpu_counts(gpus), **fields
@@ -344,6 +347,8 @@ def _export_shortlist(
         raise UserError("--shortlist needs --workload, --gpus and --output PREFIX", code=2)
     if (top is None) == (not offers):
         raise UserError("--shortlist needs either --top K or --offer KEY (repeatable)", code=2)
+    from pipeline import shortlist as shortlisting
+
     tiers = list(tiers or ["on_demand"])
     request = _rank_request(workload, gpus, tiers=tuple(tiers), objective=objective)
     _require_warehouse(settings)
@@ -372,6 +377,8 @@ def schedule(
     Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or all due jobs ok; 1 another scheduler
     is running, or every due job failed; 2 invalid configuration; 3 some due jobs failed.
     """
+    from pipeline import schedule as scheduling
+
     settings = _settings(warehouse)
     settings.require_writable()
     replay = settings.offline if offline is None else offline
@@ -404,6 +411,8 @@ def refresh(
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Crawl sources and publish each one's run; exit 0 if all succeeded, 3 if some did."""
+    from pipeline import refresh as refreshing
+
     settings = _settings(warehouse)
     settings.require_writable()
     use_replay = settings.offline if offline is None else offline
@@ -414,9 +423,9 @@ def refresh(
         return
     try:
         outcomes = _refresh_with_progress(settings, source or [], use_replay, record)
-    except RefreshBusy as exc:
+    except refreshing.RefreshBusy as exc:
         raise UserError(str(exc), code=1) from None  # refused: nothing was done
-    except RefreshError as exc:
+    except refreshing.RefreshError as exc:
         raise UserError(str(exc), code=2) from None
     rows = [
         (
@@ -452,6 +461,10 @@ def refresh(
 def _refresh_with_progress(
     settings: Settings, sources: list[str], offline: bool, record: bool
 ) -> list[SourceOutcome]:
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from pipeline import refresh as refreshing
+
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -497,12 +510,14 @@ def parse(
     The spider sends its own request (a POST with its body, a curated source's file://
     URL) and FILE answers it; a relative FILE is read from the working directory.
     """
+    from pipeline import refresh as refreshing
+
     file = file.resolve()
     if not file.is_file():
         raise UserError(f"no such file: {file}", code=2)
     try:
         parsed = refreshing.parse_saved(source, file, url)
-    except RefreshError as exc:
+    except refreshing.RefreshError as exc:
         raise UserError(str(exc), code=2) from None
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(parsed, indent=2) + "\n")
@@ -570,12 +585,15 @@ def estimate(
     A profile with a "provider" uses that provider's stored calibration (fabricscope
     calibrate) instead of its fabric class's default, where one exists.
     """
-    settings = _settings(warehouse)
+    from pipeline import catalog
+    from pipeline.model import scaling
+    from pipeline.model.hardware import HardwareError
+    from pipeline.workloads import WorkloadError, load_workload
+
     try:
         job = load_workload(workload)
-        rows = catalog.with_calibrations(
-            _hardware_rows(hardware), calibrating.stored_all_reduce(settings.warehouse)
-        )
+        given = _hardware_rows(hardware)
+        rows = catalog.with_calibrations(given, _stored_calibrations(given, warehouse))
         profiles = catalog.build(rows)
         grid = _layout(layout, job, rows) if layout else None
     except (WorkloadError, HardwareError) as exc:
@@ -606,9 +624,25 @@ def estimate(
     )
 
 
+def _stored_calibrations(
+    rows: Sequence[dict[str, Any]], warehouse: Path | None
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The stored calibrations, read only when a profile names a provider: without one,
+    `estimate` needs neither the settings nor the warehouse (nor pandas and duckdb)."""
+    if not any(row.get("provider") for row in rows):
+        return {}
+    from pipeline import calibrate as calibrating
+
+    return calibrating.stored_all_reduce(_settings(warehouse).warehouse)
+
+
 def _materialise(settings: Settings) -> None:
     """Rank the preset workloads over the new offers (the estimates table); a failure
     here is reported and leaves the refreshed offers published."""
+    from pipeline import ranking
+    from pipeline.model.hardware import HardwareError
+    from warehouse.db import WarehouseError
+
     try:
         count, info = ranking.materialise(settings.warehouse, lock_wait_s=30.0)
     except (WarehouseError, HardwareError, ValueError) as exc:
@@ -707,6 +741,8 @@ def rank(
     Unknown fabrics are estimated at both ends (plain Ethernet to InfiniBand) and ranked by
     the pessimistic end; the JSON output is an object whose "offers" key holds the rows.
     """
+    from pipeline import ranking
+
     settings = _settings(warehouse)
     request = _rank_request(
         workload,
@@ -771,6 +807,10 @@ def calibrate(
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Fit latency and bus bandwidth from nccl-tests output and store it for the model."""
+    from pipeline import calibrate as calibrating
+    from pipeline.model.calibration import CalibrationError
+    from pipeline.model.hardware import REFERENCE_NODES, REFERENCE_RANKS, latency_multiplier
+
     settings = _settings(warehouse)
     settings.require_writable()
     if not file.is_file():
@@ -828,6 +868,9 @@ def _rounded(value: Any) -> Any:
 
 
 def _hardware_rows(path: Path) -> list[dict[str, Any]]:
+    from pipeline.files import read_json_input
+    from pipeline.model.hardware import HardwareError, check_fields
+
     data = read_json_input(path, HardwareError)  # a missing file is one line too
     rows = data if isinstance(data, list) else [data]
     if not rows or not all(isinstance(r, dict) for r in rows):
@@ -837,10 +880,14 @@ def _hardware_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _layout(text: str, job: Any, rows: list[dict[str, Any]]) -> scaling.LayoutGrid:
+def _layout(text: str, job: Workload, rows: list[dict[str, Any]]) -> scaling.LayoutGrid:
     """``tp=8,pp=4,dp=16,mb=1[,recompute=full][,cp=2]``; tp*pp*cp*dp must be the GPU count.
     What the layout leaves out (the micro-batch, the recompute) is searched, as the workload's
     own fields allow, never pinned to a default."""
+    from pipeline.model import scaling
+    from pipeline.model.hardware import HardwareError
+    from pipeline.model.workload import Recompute
+
     try:
         parts = dict(item.split("=", 1) for item in text.split(","))
         tp, pp = int(parts.pop("tp", 1)), int(parts.pop("pp", 1))
@@ -927,16 +974,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         app(args=list(argv) if argv is not None else None, prog_name="fabricscope")
     except SystemExit as exc:  # Click ends every standalone run this way
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except UserError as exc:
+    except Exception as exc:
+        code = _exit_code(exc)
+        if code is None:
+            raise
         err.print(f"error: {exc}")
-        return exc.code
-    except ConfigError as exc:
-        err.print(f"error: {exc}")
-        return 2
-    except WarehouseError as exc:
-        err.print(f"error: {exc}")
-        return 1
+        return code
     return 0
+
+
+def _exit_code(exc: Exception) -> int | None:
+    """The exit code of an error a user can fix, or None for a bug (its traceback is wanted).
+    Configuration and warehouse errors come from modules imported lazily: a module that is not
+    loaded raised nothing, so it is looked up, never imported, here."""
+    if isinstance(exc, UserError):
+        return exc.code
+    config = sys.modules.get("pipeline.config")
+    if config is not None and isinstance(exc, config.ConfigError):
+        return 2
+    db = sys.modules.get("warehouse.db")
+    if db is not None and isinstance(exc, db.WarehouseError):
+        return 1
+    return None
 
 
 if __name__ == "__main__":

@@ -494,3 +494,28 @@ def test_a_workload_file_can_take_a_named_architecture_and_state_its_own_plan(tm
         assert result.returncode == 2, body
         [line] = result.stderr.strip().splitlines()
         assert message in line, line
+
+
+def test_the_command_line_starts_without_the_data_libraries(tmp_path):
+    """pandas, duckdb and the ranking load inside the commands that use them: `--help` needs
+    none, and an estimate without a provider reads no warehouse (bench/bench_cli.py times it)."""
+    heavy = ["pandas", "duckdb", "pipeline.ranking", "pipeline.config", "warehouse.db"]
+    hw = h100_cluster(tmp_path, 64)
+    script = (
+        "import sys\n"
+        "from pipeline.cli import main\n"
+        "before = sorted(set(sys.argv[1:]) & set(sys.modules))\n"
+        f"code = main(['estimate', '-w', 'llama3-8b', '--hardware', {str(hw)!r}, '-f', 'json'])\n"
+        "after = sorted(set(sys.argv[1:]) & set(sys.modules))\n"
+        "print(code, before, after, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, *heavy],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=python_env(),
+        check=False,
+    )
+    assert done.stderr.strip().splitlines()[-1] == "0 [] []", done.stderr
+    assert json.loads(done.stdout)[0]["time_to_train_h"] > 0
