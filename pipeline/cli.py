@@ -12,13 +12,14 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -62,7 +63,9 @@ class _PlainConsole(Console):
         super().print(*(_clean(o) if isinstance(o, str) else o for o in objects), **kwargs)
 
 
-out = _PlainConsole(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+# piped output is 200 columns wide unless COLUMNS says otherwise, so a file or grep sees whole rows
+_WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
+out = _PlainConsole(soft_wrap=True, width=_WIDTH)
 err = _PlainConsole(stderr=True, soft_wrap=True)
 
 
@@ -76,7 +79,8 @@ WarehouseOption = Annotated[
     Path | None,
     typer.Option(
         "--warehouse",
-        help="The warehouse file [env FABRICSCOPE_WAREHOUSE; default data/warehouse.duckdb].",
+        # no square brackets: help text is Rich markup, where they would be read as a tag
+        help="The warehouse file (env FABRICSCOPE_WAREHOUSE; default data/warehouse.duckdb).",
         show_default=False,
     ),
 ]
@@ -103,12 +107,44 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+# What a table shows where a value is unknown (missing in the data, or not a number).
+UNKNOWN = "—"
+# A cell made of a number's characters only ("9,345,912–9,354,518", "47%", "2.118") or a date
+# and time: such a column is right-aligned and never wrapped, so no number is cut in two.
+_NUMBER_CELL = re.compile(r"[-+]?[$\d][\d,.%$–-]*|\d{4}-\d\d-\d\d([T ][\d:.]+([+-][\d:]+)?)?")
+
+
+# A table's columns are COLUMN_GAP apart; a text column keeps TEXT_MIN_WIDTH characters (or its
+# widest cell, if narrower) before optional columns are left out to make room.
+COLUMN_GAP = 2
+TEXT_MIN_WIDTH = 12
+
+
+def _missing(value: Any) -> bool:
+    """None, NaN or NaT (the only values unequal to themselves)."""
+    return value is None or (value != value) is True
+
+
+def _cell(value: Any) -> str:
+    return UNKNOWN if _missing(value) else _clean(str(_jsonable(value)))
+
+
+def _is_number_column(cells: Sequence[str]) -> bool:
+    known = [cell for cell in cells if cell != UNKNOWN]
+    return bool(known) and all(_NUMBER_CELL.fullmatch(cell) for cell in known)
+
+
 def print_rows(
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
     fmt: OutputFormat,
     title: str | None = None,
+    notes: Sequence[str] = (),
+    optional: Sequence[str] = (),
 ) -> None:
+    """Rows as JSON, CSV or a table. A table only: ``notes`` are lines under it, and the
+    ``optional`` columns (in the order to drop them) are left out, and named in a note, while
+    the table is wider than the terminal, so that numbers stay whole and text has room."""
     if fmt is OutputFormat.JSON:
         records = [{c: _jsonable(v) for c, v in zip(columns, row, strict=True)} for row in rows]
         sys.stdout.write(json.dumps(records, indent=2, default=str) + "\n")
@@ -117,13 +153,60 @@ def print_rows(
         writer.writerow(columns)
         writer.writerows([["" if v is None else _jsonable(v) for v in row] for row in rows])
     else:
-        # cells and titles as Text: data is never read as markup, its control characters escaped
-        table = Table(title=Text(_clean(title)) if title else None, show_lines=False)
-        for column in columns:
-            table.add_column(Text(_clean(str(column))), overflow="fold")
-        for row in rows:
-            table.add_row(*[Text("NULL" if v is None else _clean(str(_jsonable(v)))) for v in row])
-        out.print(table)
+        _print_table(columns, [[_cell(v) for v in row] for row in rows], title, notes, optional)
+
+
+def _widest(columns: Sequence[str], cells: list[list[str]], index: int) -> int:
+    return max([len(str(columns[index]))] + [len(row[index]) for row in cells])
+
+
+def _print_table(
+    columns: Sequence[str],
+    cells: list[list[str]],
+    title: str | None,
+    notes: Sequence[str],
+    optional: Sequence[str],
+) -> None:
+    number = [_is_number_column([row[i] for row in cells]) for i in range(len(columns))]
+
+    def least(i: int) -> int:  # a number column's whole width; text folds down to a minimum
+        widest = _widest(columns, cells, i)
+        return widest if number[i] else min(widest, TEXT_MIN_WIDTH)
+
+    shown = list(range(len(columns)))
+    left_out = []
+    for name in optional:
+        if sum(least(i) + COLUMN_GAP for i in shown) <= out.width:
+            break
+        shown.remove(columns.index(name))
+        left_out.append(name)
+    if left_out:
+        notes = [
+            *notes,
+            f"left out at {out.width} columns: {', '.join(left_out)} (shown in a wider "
+            "terminal; --format csv has every field)",
+        ]
+    # cells and titles as Text: data is never read as markup, its control characters escaped
+    table = Table(
+        title=Text(_clean(title)) if title else None,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        # a blank line between rows when text folds, so each row reads as one
+        show_lines=sum(_widest(columns, cells, i) + COLUMN_GAP for i in shown) > out.width,
+        padding=(0, COLUMN_GAP - 1, 0, 0),
+    )
+    for i in shown:
+        table.add_column(
+            Text(_clean(str(columns[i]))),
+            justify="right" if number[i] else "left",
+            no_wrap=number[i],
+            overflow="fold",
+        )
+    for row in cells:
+        table.add_row(*[Text(row[i]) for i in shown])
+    out.print(table)
+    for note in notes:  # wrapped at word boundaries to the terminal
+        out.print(Text(_clean(note)), soft_wrap=False)
 
 
 @app.command()
@@ -603,6 +686,9 @@ def estimate(
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(records, indent=2, default=_jsonable) + "\n")
         return
+    if fmt is OutputFormat.TABLE:
+        _print_records(ESTIMATE_TABLE, records, job.name, [ESTIMATE_NOTE], ESTIMATE_OPTIONAL)
+        return
     columns = [
         "gpu_model",
         "gpu_count",
@@ -652,42 +738,113 @@ def _materialise(settings: Settings) -> None:
         err.print(f"estimates: {count} ranked offers in snapshot {info.snapshot_id}")
 
 
-RANK_TABLE_COLUMNS = [
-    "rank",
-    "provider",
-    "instance_type",
-    "region",
-    "gpu_model",
-    "gpus",
-    "days",
-    "cost_usd",
-    "usd_per_gpu_h",
-    "price_age_d",
-    "mfu",
-    "verdict",
-    "fabric",
-    "pareto",
-]
+# How many offers a table shows unless --top says otherwise; JSON and CSV keep every row.
+TABLE_TOP = 20
 
 
-def _span(high: float, low: float, digits: int) -> str:
-    """One number, or 'low-high' where an unknown fabric leaves a range."""
-    if round(low, digits) == round(high, digits):
-        return f"{high:,.{digits}f}"
-    return f"{low:,.{digits}f}-{high:,.{digits}f}"
+def _number(value: float | None, digits: int) -> str | None:
+    return None if _missing(value) else f"{value:,.{digits}f}"
 
 
-def _rank_display(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **row,
-        "days": _span(row["time_to_train_h"] / 24, row["time_to_train_h_low"] / 24, 1),
-        "cost_usd": _span(row["cost_usd"], row["cost_usd_low"], 0),
-        "usd_per_gpu_h": row["price_usd_per_gpu_hour"],
-        # days since the source observed the price: replayed recordings are old by design
-        "price_age_d": None if row["data_age_days"] is None else f"{row['data_age_days']:.0f}",
-        "mfu": f"{row['mfu']:.0%}",
-        "fabric": row["fabric_estimated_as"],
-    }
+def _span(high: float | None, low: float | None, digits: int) -> str | None:
+    """One number, or 'low–high' where an unknown fabric leaves a range."""
+    high_text, low_text = _number(high, digits), _number(low, digits)
+    if high_text is None or low_text is None or low_text == high_text:
+        return high_text
+    return f"{low_text}–{high_text}"
+
+
+def _usd(high: float | None, low: float | None = None) -> str | None:
+    """Whole dollars from $100 up (a training run's cost), cents below."""
+    digits = 2 if high is None or _missing(high) or abs(high) < 100 else 0
+    return _span(high, high if low is None else low, digits)
+
+
+def _days(hours: float | None, low_hours: float | None = None) -> str | None:
+    """Hours as days at one decimal, as the app asks for deadlines and shows time to train."""
+    low = hours if low_hours is None else low_hours
+    return _span(None if hours is None else hours / 24, None if low is None else low / 24, 1)
+
+
+def _percent(share: float | None) -> str | None:
+    return None if _missing(share) else f"{share:.0%}"
+
+
+def _yes_no(value: Any) -> str | None:
+    return None if _missing(value) else ("yes" if value else "no")
+
+
+def _region(row: dict[str, Any]) -> str | None:
+    more = (row.get("region_count") or 0) - 1
+    return row["region"] if more <= 0 or row["region"] is None else f"{row['region']} +{more}"
+
+
+# A ranked offer as a person reads it, header -> value: the costs in USD, times in days, shares
+# in percent; JSON and CSV carry the raw fields (hours, fractions) at full precision.
+RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "#": lambda r: r["rank"],
+    "provider": lambda r: r["provider"],
+    "offer": lambda r: r["instance_type"],
+    "region": _region,
+    "GPU": lambda r: r["gpu_model"],
+    "GPUs": lambda r: r["gpus"],
+    "days": lambda r: _days(r["time_to_train_h"], r["time_to_train_h_low"]),
+    "cost (USD)": lambda r: _usd(r["cost_usd"], r["cost_usd_low"]),
+    "USD/GPU-h": lambda r: _number(r["price_usd_per_gpu_hour"], 3),
+    "MFU": lambda r: _percent(r["mfu"]),
+    # days since the source observed the price: replayed recordings are old by design
+    "price age (d)": lambda r: _number(r["data_age_days"], 0),
+    "verdict": lambda r: r["verdict"],
+    "fabric (as estimated)": lambda r: r["fabric_estimated_as"],
+    "Pareto": lambda r: _yes_no(r["pareto"]),
+}
+RANGE_NOTE = "days and cost: a range where the fabric is unknown, ranked by the worse end"
+EXCLUDED_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "provider": lambda r: r["provider"],
+    "offer": lambda r: r["instance_type"],
+    "region": lambda r: r["region"],
+    "tier": lambda r: r["pricing_tier"],
+    "GPU": lambda r: r["gpu_model"],
+    "GPUs": lambda r: r["gpus"],
+    "USD/GPU-h": lambda r: _number(r["price_usd_per_gpu_hour"], 3),
+    "why excluded": lambda r: r["reason"],
+}
+# a hardware profile states no price: the cost is the buyer's price times the GPU-hours
+ESTIMATE_NOTE = (
+    "days: time to train; cost = GPU-hours x your price per GPU-hour (fabricscope rank prices "
+    "the offers); --format json gives every field"
+)
+ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "GPU": lambda r: r["gpu_model"],
+    "GPUs": lambda r: r["gpu_count"],
+    "fabric": lambda r: r.get("fabric_class"),
+    "fabric figures": lambda r: r["fabric_source"],
+    "layout": lambda r: r["layout"],
+    "step (s)": lambda r: _number(r["step_time_s"], 2),
+    "MFU": lambda r: _percent(r["mfu"]),
+    "days": lambda r: _days(r["time_to_train_h"]),
+    "GPU-hours": lambda r: _number(r["gpu_hours"], 0),
+    "comm exposed": lambda r: _percent(r["comm_fraction_exposed"]),
+    "verdict": lambda r: r["verdict"],
+    "GB per GPU": lambda r: _number(r["memory_gb_per_gpu"], 1),
+    "fits": lambda r: _yes_no(r["fits_memory"]),
+}
+# left out first when a table is wider than the terminal, in this order
+RANK_OPTIONAL = ["Pareto", "price age (d)", "GPUs", "verdict", "region", "MFU"]
+EXCLUDED_OPTIONAL = ["USD/GPU-h", "tier", "region"]
+ESTIMATE_OPTIONAL = ["fabric figures", "step (s)", "comm exposed", "GPUs", "verdict"]
+
+
+def _print_records(
+    spec: dict[str, Callable[[dict[str, Any]], Any]],
+    records: Sequence[dict[str, Any]],
+    title: str,
+    notes: Sequence[str] = (),
+    optional: Sequence[str] = (),
+) -> None:
+    """Records as a table of the ``spec``'s columns (header -> the value shown)."""
+    rows = [[show(record) for show in spec.values()] for record in records]
+    print_rows(list(spec), rows, OutputFormat.TABLE, title, notes, optional)
 
 
 def _share(value: float | None) -> str:
@@ -715,7 +872,12 @@ def rank(
     ] = None,
     region: Annotated[list[str] | None, typer.Option(help="Allowed region (repeatable).")] = None,
     max_budget: Annotated[float | None, typer.Option(help="Budget in USD.")] = None,
-    deadline_hours: Annotated[float | None, typer.Option(help="Deadline in hours.")] = None,
+    deadline_days: Annotated[
+        float | None, typer.Option(help="Deadline in days (as the app asks).")
+    ] = None,
+    deadline_hours: Annotated[
+        float | None, typer.Option(help="Deprecated: the deadline in hours; use --deadline-days.")
+    ] = None,
     min_fabric: Annotated[
         str | None, typer.Option(help="Minimum fabric class, e.g. roce or infiniband.")
     ] = None,
@@ -732,7 +894,14 @@ def rank(
     show_excluded: Annotated[
         bool, typer.Option("--excluded", help="List the excluded offers and why instead.")
     ] = False,
-    top: Annotated[int | None, typer.Option(help="Show only the first N rows.")] = None,
+    top: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Show the first N rows, 0 for all (default: {TABLE_TOP} in a table, all in "
+            "json and csv).",
+            show_default=False,
+        ),
+    ] = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
@@ -751,7 +920,7 @@ def rank(
         gpu_models=tuple(gpu_model) if gpu_model else None,
         regions=tuple(region) if region else None,
         max_budget_usd=max_budget,
-        deadline_hours=deadline_hours,
+        deadline_hours=_deadline_hours(deadline_days, deadline_hours),
         min_fabric_class=min_fabric,
         multi_node_required=multi_node,
         objective=objective,
@@ -759,14 +928,13 @@ def rank(
         fabric_override=what_if_fabric,
         max_price_age_days=max_price_age_days,
     )
-    if top is not None and top < 1:
-        raise UserError(f"--top must be at least 1 (got {top})", code=2)
+    if top is not None and top < 0:
+        raise UserError(f"--top must be 0 (all rows) or more (got {top})", code=2)
     _require_warehouse(settings)  # after the request: bad input is exit 2 either way
     result = ranking.rank(settings.warehouse, request, settings.as_of)
     frame = result.excluded if show_excluded else result.offers
-    if top is not None:
-        frame = frame.head(top)
-    records = ranking.records(frame)
+    shown = (TABLE_TOP if fmt is OutputFormat.TABLE else 0) if top is None else top
+    records = ranking.records(frame.head(shown) if shown else frame)
     snapshot = result.snapshot.snapshot_id if result.snapshot else None
     if fmt is OutputFormat.JSON:
         payload = {
@@ -778,17 +946,37 @@ def rank(
         }
         sys.stdout.write(json.dumps(payload, indent=2, default=_jsonable) + "\n")
         return
-    if show_excluded:
-        columns = list(ranking.EXCLUDED_COLUMNS)
-    elif fmt is OutputFormat.CSV:
-        columns = list(ranking.RANKED_COLUMNS)
-    else:
-        columns, records = RANK_TABLE_COLUMNS, [_rank_display(r) for r in records]
+    if fmt is OutputFormat.CSV:
+        columns = list(ranking.EXCLUDED_COLUMNS if show_excluded else ranking.RANKED_COLUMNS)
+        print_rows(columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt)
+        return
     title = (
         f"{request.workload.name} on {gpus} GPUs: {len(result.offers)} offers ranked, "
         f"{len(result.excluded)} excluded (snapshot {snapshot})"
     )
-    print_rows(columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=title)
+    notes = [] if show_excluded else [RANGE_NOTE]
+    if len(records) < len(frame):
+        what = "excluded offers" if show_excluded else "offers"
+        notes.append(
+            f"showing {len(records)} of {len(frame)} {what}: --top 0 shows all; --format csv "
+            "or json gives every field"
+        )
+    if show_excluded:
+        _print_records(EXCLUDED_TABLE, records, title, notes, EXCLUDED_OPTIONAL)
+    else:
+        _print_records(RANK_TABLE, records, title, notes, RANK_OPTIONAL)
+
+
+def _deadline_hours(days: float | None, hours: float | None) -> float | None:
+    """The deadline from --deadline-days, or from the deprecated --deadline-hours; not both."""
+    if days is not None and hours is not None:
+        raise UserError("give the deadline once, with --deadline-days", code=2)
+    if hours is not None:
+        err.print("note: --deadline-hours is deprecated; use --deadline-days")
+        return hours
+    if days is not None and not days > 0:
+        raise UserError(f"--deadline-days must be more than 0 (got {days:g})", code=2)
+    return None if days is None else days * 24
 
 
 @app.command()

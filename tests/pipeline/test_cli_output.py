@@ -1,0 +1,108 @@
+"""What the command line's tables show a person: whole numbers at 100 columns, days not hours,
+the first 20 offers, "—" for unknown; JSON and CSV keep the raw fields."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+
+from pipeline import cli
+from tests.helpers import fabricscope
+
+RANK = ["rank", "-w", "llama3-70b", "--gpus", "512"]
+NARROW = {"COLUMNS": "100"}
+
+
+def rank(warehouse, *args, env=None):
+    done = fabricscope(*RANK, *args, "--warehouse", str(warehouse), env=env)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def lines_holding(text: str, token: str) -> list[str]:
+    """The lines where ``token`` stands whole: not part of a longer number."""
+    pattern = re.compile(rf"(?<![\d,.]){re.escape(token)}(?![\d,.])")
+    return [line for line in text.splitlines() if pattern.search(line)]
+
+
+def test_a_ranking_at_100_columns_shows_every_number_whole(fixture_warehouse):
+    offers = json.loads(rank(fixture_warehouse, "--format", "json").stdout)["offers"]
+    table = rank(fixture_warehouse, env=NARROW).stdout
+    assert max(len(line) for line in table.splitlines()) <= 100
+    assert len(offers) > 20
+    for offer in offers[:20]:
+        days = [f"{offer[k] / 24:,.1f}" for k in ("time_to_train_h_low", "time_to_train_h")]
+        costs = [f"{offer[k]:,.0f}" for k in ("cost_usd_low", "cost_usd")]
+        for token in {*days, *costs}:
+            assert lines_holding(table, token), (token, offer["offer_key"])
+    # days with one decimal and whole dollars only: no hours, no raw fractions, no NULL
+    assert "NULL" not in table and "time_to_train_h" not in table
+    assert not re.search(r"\d\.\d{4}", table)
+
+
+def test_a_table_shows_20_offers_and_says_how_to_see_the_rest(fixture_warehouse):
+    offers = json.loads(rank(fixture_warehouse, "--format", "json").stdout)["offers"]
+    table = rank(fixture_warehouse).stdout
+    assert f"showing 20 of {len(offers)} offers: --top 0 shows all" in table
+    listed = [line for line in table.splitlines() if re.match(r"\s*\d+\s{2}", line)]
+    assert [int(line.split()[0]) for line in listed] == list(range(1, 21))
+    everything = rank(fixture_warehouse, "--top", "0").stdout
+    assert "showing" not in everything
+    assert lines_holding(everything, offers[-1]["provider"])
+    # machine formats keep every row unless --top is given
+    csv_rows = rank(fixture_warehouse, "--format", "csv").stdout.strip().splitlines()
+    assert len(csv_rows) == len(offers) + 1
+    first = json.loads(rank(fixture_warehouse, "--format", "json", "--top", "3").stdout)
+    assert [r["offer_key"] for r in first["offers"]] == [r["offer_key"] for r in offers[:3]]
+
+
+def test_deadlines_are_given_in_days(fixture_warehouse):
+    in_days = json.loads(rank(fixture_warehouse, "--deadline-days", "300", "-f", "json").stdout)
+    assert in_days["request"]["deadline_hours"] == 300 * 24
+    old = rank(fixture_warehouse, "--deadline-hours", "7200", "-f", "json")
+    assert json.loads(old.stdout)["offers"] == in_days["offers"]
+    assert "--deadline-hours is deprecated; use --deadline-days" in old.stderr
+    for bad in (["--deadline-days", "3", "--deadline-hours", "72"], ["--deadline-days", "0"]):
+        done = fabricscope(*RANK, *bad, "--warehouse", str(fixture_warehouse))
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "--deadline-days" in done.stderr
+
+
+def test_an_estimate_shows_days_and_gpu_hours(tmp_path):
+    hw = tmp_path / "hw.json"
+    row = {"gpu_model": "H100 SXM", "gpu_count": 512, "gpus_per_node": 8}
+    hw.write_text(json.dumps({**row, "fabric_class": "infiniband", "fabric_gbps_per_gpu": 400}))
+    args = ["estimate", "-w", "llama3-70b", "--hardware", str(hw)]
+    done = fabricscope(*args, "--format", "json")
+    [raw] = json.loads(done.stdout)
+    table = fabricscope(*args, env=NARROW).stdout
+    assert lines_holding(table, f"{raw['time_to_train_h'] / 24:,.1f}")
+    assert lines_holding(table, f"{raw['gpu_hours']:,.0f}")
+    assert lines_holding(table, f"{raw['mfu']:.0%}")
+    assert "time_to_train_h" not in table and "GPU-hours" in table
+    assert "x your price per GPU-hour" in table  # a profile has no price: how to get the cost
+    csv_head = fabricscope(*args, "--format", "csv").stdout.splitlines()[0]
+    assert "time_to_train_h" in csv_head.split(",")
+
+
+@pytest.fixture
+def narrow(monkeypatch):
+    """The CLI's console at 100 columns, writing into a buffer."""
+    buffer = io.StringIO()
+    monkeypatch.setattr(cli, "out", cli._PlainConsole(file=buffer, width=100, soft_wrap=True))
+    return buffer
+
+
+def test_a_wide_table_leaves_out_optional_columns_before_it_cuts_a_number(narrow):
+    spare = f"{10**45:,}"  # a number column too wide to keep beside the others at 100
+    columns = ["offer", "cost (USD)", "note", "spare"]
+    rows = [["x" * 60, "12,345,678–23,456,789", "y " * 40, spare], ["a", None, "", 1]]
+    cli.print_rows(columns, rows, cli.OutputFormat.TABLE, title="t", optional=["spare"])
+    text = narrow.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert lines_holding(text, "12,345,678–23,456,789") and spare not in text
+    assert "left out at 100 columns: spare" in text
+    assert "—" in text and "None" not in text
