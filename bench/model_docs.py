@@ -2,11 +2,17 @@
 llm-analysis on the published runs (in-sample), the leave-one-family-out figures (one fit
 per family: minutes), the scaling efficiency between sizes of one job, and the blind tables.
 ``python -m bench.model_docs``; a test checks the file holds what this generates, the held-out
-block by the inputs it states (tests/pipeline/test_validation.py)."""
+block by the inputs it states (tests/pipeline/test_validation.py).
+
+The same blocks, from the same run, go into bench/results.md (``make bench`` generates them
+there too, and writes them into docs/MODEL.md): the accuracy figures have one source, and
+tests/bench/test_results.py fails when the two files disagree."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from bench import llm_analysis_baseline
 from pipeline.published_tables import (
@@ -25,7 +31,9 @@ from pipeline.scaling_pairs import (
 from pipeline.validation import (
     BLIND_END,
     BLIND_START,
+    DOCS_END,
     DOCS_FILE,
+    DOCS_START,
     HELD_OUT_END,
     HELD_OUT_START,
     CalibrationCase,
@@ -35,8 +43,27 @@ from pipeline.validation import (
     held_out_section,
     leave_one_family_out,
     replace_block,
-    replace_docs_section,
     score,
+)
+
+RESULTS_FILE = Path(__file__).resolve().parent / "results.md"
+
+
+@dataclass(frozen=True)
+class Block:
+    """One generated block: its text carries both markers."""
+
+    start: str
+    end: str
+    text: str
+
+
+# the generated blocks, in the order the files hold them
+MARKERS = (
+    (DOCS_START, DOCS_END),
+    (HELD_OUT_START, HELD_OUT_END),
+    (SCALING_START, SCALING_END),
+    (BLIND_START, BLIND_END),
 )
 
 
@@ -118,15 +145,42 @@ def scaling(cases: Sequence[CalibrationCase]) -> str:
     return scaling_section(scaling_pairs(cases, score(cases)))
 
 
-def main() -> None:
+def blocks(report: Callable[[str], None]) -> list[Block]:
+    """Every generated block, in MARKERS' order, from one run (minutes: one fit per family)."""
     cases, skipped = calibration_set()
-    replace_docs_section(DOCS_FILE, section(cases, skipped))
+    report(f"in-sample: the model, the naive baseline and llm-analysis on {len(cases)} runs")
+    in_sample = section(cases, skipped)
+    report("leave-one-family-out: one constant fit per source family")
     groups = leave_one_family_out(cases)
-    held_out = held_out_section(cases, groups, [held_out_scaling(cases, groups)])
-    replace_block(DOCS_FILE, HELD_OUT_START, HELD_OUT_END, held_out)
-    replace_block(DOCS_FILE, SCALING_START, SCALING_END, scaling(cases))
-    replace_block(DOCS_FILE, BLIND_START, BLIND_END, blind())
+    texts = (
+        in_sample,
+        held_out_section(cases, groups, [held_out_scaling(cases, groups)]),
+        scaling(cases),
+        blind(),
+    )
+    return [Block(start, end, text) for (start, end), text in zip(MARKERS, texts, strict=True)]
+
+
+def holds_blocks(path: Path) -> bool:
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    return all(start in text and end in text for start, end in MARKERS)
+
+
+def write(generated: Sequence[Block], path: Path) -> None:
+    """Put each block between its markers in ``path``."""
+    for block in generated:
+        replace_block(path, block.start, block.end, block.text)
+
+
+def main() -> None:
+    generated = blocks(lambda message: print(f"[model_docs] {message}", flush=True))
+    write(generated, DOCS_FILE)
     print(f"wrote the validation sections of {DOCS_FILE.name}")
+    if holds_blocks(RESULTS_FILE):
+        write(generated, RESULTS_FILE)
+        print(f"and the same blocks into {RESULTS_FILE.parent.name}/{RESULTS_FILE.name}")
+    else:
+        print(f"{RESULTS_FILE.name} holds no accuracy blocks yet: run make bench")
 
 
 if __name__ == "__main__":
