@@ -89,9 +89,10 @@ def test_notes_reach_the_workbook_and_the_memo(fixture_ranking, tmp_path):
     assert "## Reviewer notes" in files.memo and "ask about the IB rail layout" in files.memo
     assert files.memo.startswith(shortlisting.memo(chosen).split("\n", 1)[0])
     book = openpyxl.load_workbook(io.BytesIO(files.xlsx))
-    assert {"shortlist", "assumptions", "notes"} <= set(book.sheetnames)
-    sheet = pd.read_excel(io.BytesIO(files.xlsx), sheet_name="shortlist")
-    assert list(sheet["offer_key"]) == keys
+    assert {"shortlist", "details", "assumptions", "notes"} <= set(book.sheetnames)
+    # the offer key is an identifier, not a deciding column: it stands on the details sheet
+    sheet = pd.read_excel(io.BytesIO(files.xlsx), sheet_name="details")
+    assert list(sheet["Offer key"]) == keys
 
     cleared = shortlist_files.merge_notes(notes, edited.assign(note=""))
     assert cleared == {"stale/key": "kept"}
