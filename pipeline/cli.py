@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pipeline import ranking
     from pipeline.config import Settings
     from pipeline.model import scaling
-    from pipeline.model.workload import Workload
+    from pipeline.model.workload import Recompute, Workload
     from pipeline.refresh import SourceOutcome
 
 app = typer.Typer(
@@ -931,6 +931,12 @@ def rank(
     if top is not None and top < 0:
         raise UserError(f"--top must be 0 (all rows) or more (got {top})", code=2)
     _require_warehouse(settings)  # after the request: bad input is exit 2 either way
+    if what_if_fabric is not None and not show_excluded:
+        # today's ranking and the what-if beside it, as the app shows them
+        today = request.model_copy(update={"fabric_override": None})
+        base = ranking.rank(settings.warehouse, today, settings.as_of)
+        _print_what_if(base, base.what_if(what_if_fabric), gpus, top, fmt)
+        return
     result = ranking.rank(settings.warehouse, request, settings.as_of)
     frame = result.excluded if show_excluded else result.offers
     shown = (TABLE_TOP if fmt is OutputFormat.TABLE else 0) if top is None else top
@@ -965,6 +971,75 @@ def rank(
         _print_records(EXCLUDED_TABLE, records, title, notes, EXCLUDED_OPTIONAL)
     else:
         _print_records(RANK_TABLE, records, title, notes, RANK_OPTIONAL)
+
+
+# Today's fabric beside the what-if, per ranked offer (ranking.what_if_changes)
+WHAT_IF_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "#": lambda r: r["rank"],
+    "provider": lambda r: r["provider"],
+    "offer": lambda r: r["instance_type"],
+    "GPU": lambda r: r["gpu_model"],
+    "GPUs": lambda r: r["gpus"],
+    "fabric now": lambda r: r["fabric_now"],
+    "Gb/s/GPU": lambda r: _gbps(r["fabric_what_if"]) or r["what_if_note"],
+    "days now": lambda r: _days(r["time_to_train_h"], r["time_to_train_h_low"]),
+    "days": lambda r: _days(r["time_to_train_h_what_if"], r["time_to_train_h_low_what_if"]),
+    "time": lambda r: None if _missing(r["time_change"]) else f"{r['time_change']:+.0%}",
+    "cost (USD)": lambda r: (
+        None if _missing(r["cost_change_usd"]) else f"{r['cost_change_usd']:+,.0f}"
+    ),
+    "comm now": lambda r: _percent(r["comm_fraction_exposed"]),
+    "comm": lambda r: _percent(r["comm_fraction_exposed_what_if"]),
+    "verdict": lambda r: r["verdict_what_if"],
+}
+WHAT_IF_OPTIONAL = ["fabric now", "verdict", "comm now", "days now", "GPUs"]
+# says which columns are the what-if's
+WHAT_IF_LEGEND = (
+    "Gb/s/GPU, days, comm (exposed communication) and verdict: with the what-if fabric; time "
+    "and cost (USD): the change from today's fabric, at the worse ends"
+)
+
+
+def _gbps(label: str | None) -> str | None:
+    """The Gb/s per GPU a what-if costs an offer at, from its fabric label."""
+    found = re.search(r" at ([\d.,]+) Gb/s per GPU", label or "")
+    return found.group(1) if found else None
+
+
+def _print_what_if(
+    base: ranking.RankResult, other: ranking.RankResult, gpus: str, top: int | None, fmt: Any
+) -> None:
+    """The what-if as the app shows it: each offer today and with the other fabric."""
+    from pipeline import ranking
+
+    fabric = other.request.fabric_override or ""
+    changes = ranking.what_if_changes(base, other)
+    shown = (TABLE_TOP if fmt is OutputFormat.TABLE else 0) if top is None else top
+    records = ranking.records(changes.head(shown) if shown else changes)
+    rule = ranking.what_if_rule(fabric)
+    if fmt is OutputFormat.JSON:
+        payload = {
+            "workload": base.request.workload.name,
+            "snapshot_id": base.snapshot.snapshot_id if base.snapshot else None,
+            "what_if_fabric": fabric,
+            "rule": rule,
+            "what_if": records,
+            "offers": ranking.records(other.offers),
+        }
+        sys.stdout.write(json.dumps(payload, indent=2, default=_jsonable) + "\n")
+        return
+    if fmt is OutputFormat.CSV:
+        columns = list(ranking.WHAT_IF_COLUMNS)
+        print_rows(columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt)
+        return
+    title = (
+        f"{base.request.workload.name} on {gpus} GPUs: today's fabric and {fabric} (what if), "
+        f"{len(changes)} offers"
+    )
+    notes = [WHAT_IF_LEGEND, rule]
+    if len(records) < len(changes):
+        notes.append(f"showing {len(records)} of {len(changes)} offers: --top 0 shows all")
+    _print_records(WHAT_IF_TABLE, records, title, notes, WHAT_IF_OPTIONAL)
 
 
 def _deadline_hours(days: float | None, hours: float | None) -> float | None:
@@ -1069,12 +1144,13 @@ def _hardware_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def _layout(text: str, job: Workload, rows: list[dict[str, Any]]) -> scaling.LayoutGrid:
-    """``tp=8,pp=4,dp=16,mb=1[,recompute=full][,cp=2]``; tp*pp*cp*dp must be the GPU count.
-    What the layout leaves out (the micro-batch, the recompute) is searched, as the workload's
-    own fields allow, never pinned to a default."""
+    """``tp=8,pp=4,dp=16,mb=1[,recompute=full][,cp=2][,vpp=4][,first=7,last=7]``;
+    tp*pp*cp*dp must be the GPU count. Uneven pipeline stages are placed as Megatron-Core
+    does (the first and last stage's layers, if given, else the plan's). What the layout
+    leaves out (the micro-batch, the recompute) is searched, as the workload's own fields
+    allow, never pinned to a default."""
     from pipeline.model import scaling
     from pipeline.model.hardware import HardwareError
-    from pipeline.model.workload import Recompute
 
     try:
         parts = dict(item.split("=", 1) for item in text.split(","))
@@ -1083,10 +1159,14 @@ def _layout(text: str, job: Workload, rows: list[dict[str, Any]]) -> scaling.Lay
         cp = int(parts.pop("cp", 1))
         # left out: None, and LayoutGrid.partial takes the workload's own field or searches
         mb = int(parts.pop("mb")) if "mb" in parts else None
-        recompute = Recompute(parts.pop("recompute")) if "recompute" in parts else None
+        recompute, block = _recompute_choice(parts.pop("recompute", None))
+        vpp = int(parts.pop("vpp")) if "vpp" in parts else None
+        first = int(parts.pop("first")) if "first" in parts else None
+        last = int(parts.pop("last")) if "last" in parts else None
     except ValueError as exc:
         raise HardwareError(f"--layout {text!r}: {exc}") from None
-    for name, value in (("tp", tp), ("pp", pp), ("dp", dp), ("mb", mb), ("cp", cp)):
+    counts = (("tp", tp), ("pp", pp), ("dp", dp), ("mb", mb), ("cp", cp), ("vpp", vpp))
+    for name, value in (*counts, ("first", first), ("last", last)):
         if value is not None and not 1 <= value <= 1_000_000:
             raise HardwareError(f"--layout {text!r}: {name} must be a positive count (got {value})")
     if cp > 1 and job.seq_len % (2 * cp):
@@ -1101,16 +1181,21 @@ def _layout(text: str, job: Workload, rows: list[dict[str, Any]]) -> scaling.Lay
         )
     if parts:
         raise HardwareError(
-            f"--layout: unknown keys {', '.join(parts)} (use tp, pp, dp, mb, recompute, cp)"
+            f"--layout: unknown keys {', '.join(parts)} (use tp, pp, dp, mb, recompute, cp, "
+            "vpp, first, last)"
         )
-    # what a Megatron-style layout needs: heads split evenly across TP ranks, layers across
-    # pipeline stages; said here by name instead of an estimate of NaN
+    # what a Megatron-style layout needs: heads split evenly across TP ranks, stages that
+    # add up to the layers; said here by name instead of an estimate of NaN
     if job.heads % tp:
         raise HardwareError(f"--layout {text!r}: tp={tp} does not divide the {job.heads} heads")
-    if job.layers % pp:
+    try:
+        scaling.stage_plan(job.layers, pp, first, last)
+    except ValueError as exc:
+        raise HardwareError(f"--layout {text!r}: {exc}") from None
+    if vpp is not None and vpp > 1 and (pp == 1 or job.layers < pp * vpp):
         raise HardwareError(
-            f"--layout {text!r}: pp={pp} does not divide the {job.layers} layers (the model "
-            "splits them evenly across stages)"
+            f"--layout {text!r}: vpp={vpp} needs pp > 1 and at least one layer per chunk "
+            f"({job.layers} layers on pp={pp})"
         )
     for row in rows:
         gpus = int(row["gpu_count"])
@@ -1125,7 +1210,29 @@ def _layout(text: str, job: Workload, rows: list[dict[str, Any]]) -> scaling.Lay
                 f"--layout {text!r}: {product} = {tp * pp * cp} does not divide the profile's "
                 f"{gpus} GPUs"
             )
-    return scaling.LayoutGrid.partial(job, tp, pp, mb, recompute, cp=cp)
+    return scaling.LayoutGrid.partial(job, tp, pp, mb, recompute, vpp, cp, first, last, block)
+
+
+def _recompute_choice(text: str | None) -> tuple[Recompute | None, float | None]:
+    """A layout's ``recompute``: none, selective, full, or block-N% (full recompute of N% of
+    each stage's layers, as an estimate reports it); None when not given (searched)."""
+    from pipeline.model.workload import Recompute
+
+    if text is None:
+        return None, None
+    block = re.fullmatch(r"block-(\d{1,3})%", text.strip())
+    if block:
+        share = int(block.group(1)) / 100
+        if not 0 < share <= 1:
+            raise ValueError(f"recompute {text!r}: the block share must be 1-100%")
+        return Recompute.FULL, share
+    try:
+        return Recompute(text.strip()), None
+    except ValueError:
+        raise ValueError(
+            f"recompute {text!r}: use none, selective, full or block-N% (N% of each stage's "
+            "layers fully recomputed)"
+        ) from None
 
 
 @app.command()

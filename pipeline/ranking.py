@@ -746,14 +746,26 @@ def _estimate(
                 by_offer[stated] = index[key]
             pair.append(by_offer[stated])
         refs.append((pair[0], pair[1]))
-    result = estimate(request.workload, catalog.build(profile_rows))
+    job = request.workload
+    result = estimate(job, catalog.build(profile_rows))
     per_profile = [result.row(i) for i in range(len(profile_rows))]
-    tokens_m = request.workload.tokens / 1e6
+    workable = _workable_counts(job, profile_rows, per_profile)
+    tokens_m = job.tokens / 1e6
     out = []
     for row, (low_i, high_i) in zip(candidates, refs, strict=True):
         slow, fast = per_profile[low_i], per_profile[high_i]
         if slow["time_to_train_h"] < fast["time_to_train_h"]:
             slow, fast = fast, slow  # "pessimistic" is whichever end is slower
+        notes = list(row["notes"])
+        moved = slow["batch_sequences"] - job.batch_sequences
+        if slow["fits_memory"] and moved:
+            notes.append(
+                f"planned with a batch of {slow['batch_sequences']:,.0f} sequences, not "
+                f"{job.batch_sequences:,} ({moved / job.batch_sequences:+.1%}): no layout on "
+                f"{row['gpus']:,} GPUs divides the workload's"
+            )
+        if slow["fits_memory"] and slow["stages"]:
+            notes.append(f"uneven pipeline stages: {slow['stages']} layers")
         price = float(row["price_usd_per_gpu_hour"])
         rented = row["nodes"] * row["gpus_per_node"]  # whole nodes
         cost = slow["time_to_train_h"] * rented * price
@@ -771,7 +783,9 @@ def _estimate(
             "usd_per_million_tokens": cost / tokens_m,
             "gpu_memory_gb": row.get("gpu_memory_gb"),
             "offer_key": offer_key(row),
-            "notes": list(row["notes"]),
+            "notes": notes,
+            "layout_found": bool(slow["layout_found"]),
+            "workable_gpus": workable.get(low_i, ()),
         }
         if row["fabric_range"] and fast["verdict"] != slow["verdict"]:
             worst = row["pessimistic"][0]
@@ -780,12 +794,77 @@ def _estimate(
     return out, len(profile_rows)
 
 
+# GPU counts tried, as multiples of the count that failed (whole nodes), to say which work
+_NEAR_FACTORS = (0.5, 0.75, 1.25, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
+
+
+def _workable_counts(
+    job: Workload, profile_rows: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]]
+) -> dict[int, tuple[int, ...]]:
+    """For each profile on which the job has no plan (no layout, or none that fits in
+    memory): the nearest GPU counts, below and above, in whole nodes, on which it has one.
+    One more model call over every such profile's neighbours (memory and layouts do not
+    depend on the fabric, so one fabric end per GPU and node size is enough)."""
+    failed = [i for i, r in enumerate(results) if not r["fits_memory"]]
+    tried: dict[tuple[Any, ...], list[int]] = {}  # (gpu, node size, count) -> profile rows
+    rows: list[dict[str, Any]] = []
+    for i in failed:
+        base = profile_rows[i]
+        per_node, count = int(base["gpus_per_node"]), int(base["gpu_count"])
+        nodes = math.ceil(count / per_node)
+        counts = {max(1, round(nodes * f)) * per_node for f in _NEAR_FACTORS}
+        counts |= {max(1, nodes + d) * per_node for d in (-2, -1, 1, 2)}
+        for n in sorted(counts - {count}):
+            key = (base["gpu_model"], per_node, n)
+            if key not in tried:
+                tried[key] = [len(rows)]
+                row = {**base, "gpu_count": n}
+                if n > per_node and base["fabric_class"] in (None, "none"):
+                    # a one-node profile has no fabric; more nodes need one (any will do)
+                    row |= {"fabric_class": "ethernet", "fabric_gbps_per_gpu": 100.0}
+                rows.append(row)
+    if not rows:
+        return {}
+    fits = estimate(job, catalog.build(rows)).fits_memory
+    out: dict[int, tuple[int, ...]] = {}
+    for i in failed:
+        base = profile_rows[i]
+        per_node, count = int(base["gpus_per_node"]), int(base["gpu_count"])
+        working = [
+            n
+            for (gpu, size, n), (j,) in tried.items()
+            if gpu == base["gpu_model"] and size == per_node and fits[j]
+        ]
+        below = [n for n in working if n < count]
+        above = [n for n in working if n > count]
+        out[i] = tuple([*([max(below)] if below else []), *([min(above)] if above else [])])
+    return out
+
+
+def _no_plan_reason(row: Mapping[str, Any], job: Workload) -> str:
+    """Why the job has no plan on this offer's GPUs, with the nearest counts that have one."""
+    gpus = int(row["gpus"])
+    if not row["layout_found"]:
+        why = (
+            f"no layout runs the exact batch of {job.batch_sequences:,} sequences on {gpus:,} "
+            "GPUs (data-parallel ranks x micro-batch must divide it)"
+        )
+    else:
+        memory = row.get("gpu_memory_gb")
+        of = f" of the {float(memory):.0f} GB it has" if memory else ""
+        why = (
+            f"does not fit in GPU memory on {gpus:,} GPUs: the leanest layout "
+            f"({row['layout']}) needs {row['memory_gb_per_gpu']:.0f} GB per GPU{of}"
+        )
+    near = row.get("workable_gpus") or ()
+    if near:
+        return f"{why}; it has a plan on {' or '.join(f'{n:,}' for n in near)} GPUs"
+    return f"{why}; none of the GPU counts tried near it (up to 16x) has a plan"
+
+
 def _result_reason(row: Mapping[str, Any], request: RankRequest) -> str | None:
     if not row["fits_memory"] or not np.isfinite(row["time_to_train_h"]):
-        return (
-            f"does not fit in GPU memory on {row['gpus']} GPUs: the best layout needs "
-            f"{row['memory_gb_per_gpu']:.0f} GB per GPU"
-        )
+        return _no_plan_reason(row, request.workload)
     if request.max_budget_usd and row["cost_usd_low"] > request.max_budget_usd:
         return (
             f"costs at least ${row['cost_usd_low']:,.0f}, over the "
@@ -875,6 +954,80 @@ def _providers(frame: pd.DataFrame) -> pd.DataFrame:
     best = frame.sort_values("rank").groupby("provider", as_index=False).first()
     best = best.merge(counts, left_on="provider", right_index=True)
     return best.sort_values("rank")[columns].reset_index(drop=True)
+
+
+# the what-if comparison's columns: each ranked offer today and with the other fabric
+WHAT_IF_COLUMNS = [
+    "rank",
+    "provider",
+    "instance_type",
+    "gpu_model",
+    "gpus",
+    "fabric_now",
+    "fabric_what_if",
+    "time_to_train_h",
+    "time_to_train_h_low",
+    "time_to_train_h_what_if",
+    "time_to_train_h_low_what_if",
+    "time_change",
+    "cost_usd",
+    "cost_usd_low",
+    "cost_usd_what_if",
+    "cost_usd_low_what_if",
+    "cost_change_usd",
+    "comm_fraction_exposed",
+    "comm_fraction_exposed_what_if",
+    "verdict",
+    "verdict_what_if",
+    "what_if_note",
+    "offer_key",
+]
+
+
+def what_if_changes(base: RankResult, other: RankResult) -> pd.DataFrame:
+    """Each offer ranked in ``base``, as it is and as ``other`` (``base.what_if(fabric)``)
+    estimates it: the fabric each is costed at (class and Gb/s per GPU), time and cost at
+    both, the change at the worse ends, the exposed communication's share of the step, and
+    why an offer is not ranked with the other fabric. One function, so that the app, the
+    CLI and the memo say the same thing."""
+    alternative = other.offers.set_index("offer_key")
+    reasons = dict(zip(other.excluded["offer_key"], other.excluded["reason"], strict=False))
+    rows = []
+    for row in frames.records(base.offers):
+        key = row["offer_key"]
+        entry = {name: row.get(name) for name in WHAT_IF_COLUMNS}
+        entry["fabric_now"] = row["fabric_estimated_as"]
+        if key in alternative.index:
+            changed = alternative.loc[key]
+            entry |= {
+                "fabric_what_if": changed["fabric_estimated_as"],
+                "time_to_train_h_what_if": changed["time_to_train_h"],
+                "time_to_train_h_low_what_if": changed["time_to_train_h_low"],
+                "time_change": changed["time_to_train_h"] / row["time_to_train_h"] - 1,
+                "cost_usd_what_if": changed["cost_usd"],
+                "cost_usd_low_what_if": changed["cost_usd_low"],
+                "cost_change_usd": changed["cost_usd"] - row["cost_usd"],
+                "comm_fraction_exposed_what_if": changed["comm_fraction_exposed"],
+                "verdict_what_if": changed["verdict"],
+                "what_if_note": None,
+            }
+        else:
+            entry["what_if_note"] = reasons.get(key, "not ranked with this fabric")
+        rows.append(entry)
+    return pd.DataFrame(rows, columns=WHAT_IF_COLUMNS)
+
+
+def what_if_rule(fabric_class: str, closing: bool = True) -> str:
+    """How a what-if costs each offer's fabric, in words (the app, the CLI and the memo);
+    ``closing`` adds what does not change and what the change compares."""
+    gbps = WHAT_IF_GBPS_PER_NODE.get(fabric_class)
+    per_node = f"{gbps:,.0f} Gb/s per node" if gbps else "no stated figure"
+    return (
+        f"Each multi-node offer is costed as if its nodes were joined by {fabric_class} at "
+        f"{per_node} (what that class carries where providers document it), shared by the "
+        f"node's GPUs; an offer that already states {fabric_class} with its bandwidth keeps "
+        "its own figure."
+    ) + (" One-node jobs do not change. Changes compare the worse ends." if closing else "")
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:

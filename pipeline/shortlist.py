@@ -551,8 +551,10 @@ def memo(shortlist: Shortlist) -> str:
         "",
         "## What the fabric is worth for this job",
         "",
-        "The same offers estimated as if on InfiniBand and on plain Ethernet (TCP), each at its "
-        "stated bandwidth or the unknown-bandwidth range:",
+        "The same offers estimated as if on InfiniBand and on plain Ethernet (TCP), as "
+        "`fabricscope rank --what-if-fabric` and the app's what-if do. "
+        + " ".join(ranking.what_if_rule(f, closing=False) for f in SENSITIVITY_CLASSES)
+        + " One-node jobs do not change.",
         "",
         "| provider | offer | days on InfiniBand | days on Ethernet | Ethernet costs more by |",
         "|---|---|---:|---:|---:|",

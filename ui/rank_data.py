@@ -18,7 +18,14 @@ import pandas as pd
 import streamlit as st
 
 from pipeline import shortlist as shortlisting
-from pipeline.ranking import RankInputs, RankRequest, RankResult, rank, read_inputs
+from pipeline.ranking import (
+    RankInputs,
+    RankRequest,
+    RankResult,
+    rank,
+    read_inputs,
+    what_if_changes,
+)
 from ui.components import as_of, snapshot_or_setup
 from ui.shortlist_files import Downloads, downloads
 
@@ -273,42 +280,40 @@ def step_parts(offers: pd.DataFrame, top: int) -> pd.DataFrame:
 
 
 def what_if_table(base: RankResult, other: RankResult) -> pd.DataFrame:
-    """Each ranked offer, its time and cost now and with the other fabric, and the change."""
-    alternative = other.offers.set_index("offer_key")
-    reasons = dict(zip(other.excluded["offer_key"], other.excluded["reason"], strict=False))
+    """Each ranked offer, its time and cost now and with the other fabric, the fabric each is
+    costed at, the change and the exposed communication (ranking.what_if_changes)."""
+    changes = what_if_changes(base, other)
     rows = []
-    for row in base.offers.to_dict("records"):
-        key = row["offer_key"]
-        entry = {
-            "rank": row["rank"],
-            "provider": row["provider"],
-            "instance_type": row["instance_type"],
-            "fabric_now": row["fabric_estimated_as"],
-            "gpus_now": row["gpus"],
-            "time_now": time_text(row),
-            "cost_now": cost_text(row),
-        }
-        if key in alternative.index:
-            changed = alternative.loc[key]
-            entry.update(
-                gpus_what_if=changed["gpus"],
-                time_what_if=duration(changed["time_to_train_h"], changed["time_to_train_h_low"]),
-                cost_what_if=usd(changed["cost_usd"], changed["cost_usd_low"]),
-                time_change=changed["time_to_train_h"] / row["time_to_train_h"] - 1,
-                cost_change_usd=changed["cost_usd"] - row["cost_usd"],
-                what_if_note=None,
-            )
-        else:
-            entry.update(
-                gpus_what_if=None,
-                time_what_if=None,
-                cost_what_if=None,
-                time_change=None,
-                cost_change_usd=None,
-                what_if_note=reasons.get(key, "not ranked with this fabric"),
-            )
-        entry["offer_key"] = key
-        rows.append(entry)
+    for row in changes.to_dict("records"):
+        ranked = not _missing(row["time_to_train_h_what_if"])
+        rows.append(
+            {
+                "rank": row["rank"],
+                "provider": row["provider"],
+                "instance_type": row["instance_type"],
+                "gpu_model": row["gpu_model"],
+                "gpus_now": row["gpus"],
+                "fabric_now": row["fabric_now"],
+                "fabric_what_if": row["fabric_what_if"],
+                "time_now": duration(row["time_to_train_h"], row["time_to_train_h_low"]),
+                "time_what_if": duration(
+                    row["time_to_train_h_what_if"], row["time_to_train_h_low_what_if"]
+                )
+                if ranked
+                else None,
+                "time_change": row["time_change"],
+                "cost_now": usd(row["cost_usd"], row["cost_usd_low"]),
+                "cost_what_if": usd(row["cost_usd_what_if"], row["cost_usd_low_what_if"])
+                if ranked
+                else None,
+                "cost_change_usd": row["cost_change_usd"],
+                "comm_now": row["comm_fraction_exposed"],
+                "comm_what_if": row["comm_fraction_exposed_what_if"],
+                "verdict_what_if": row["verdict_what_if"],
+                "what_if_note": row["what_if_note"],
+                "offer_key": row["offer_key"],
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -55,8 +55,15 @@ PROVIDER_COLUMNS: dict[str, Any] = {
     "transparency_score": RANKED_COLUMN_CONFIG["transparency_score"],
 }
 WHAT_IF_COLUMNS: dict[str, Any] = {
+    "gpu_model": cc.TextColumn("GPU"),
+    "gpus_now": cc.NumberColumn("GPUs", format="%d"),
+    "fabric_now": cc.TextColumn("fabric now"),
+    "fabric_what_if": cc.TextColumn("costed at (what if)"),
     "time_change": cc.NumberColumn("time change", format="percent"),
     "cost_change_usd": cc.NumberColumn("cost change (USD)", format="dollar"),
+    "comm_now": cc.NumberColumn("exposed comm now", format="percent"),
+    "comm_what_if": cc.NumberColumn("exposed comm (what if)", format="percent"),
+    "verdict_what_if": cc.TextColumn("verdict (what if)"),
 }
 EXCLUDED_COLUMNS: dict[str, Any] = {
     "price_usd_per_gpu_hour": RANKED_COLUMN_CONFIG["price_usd_per_gpu_hour"],

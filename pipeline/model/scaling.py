@@ -10,7 +10,7 @@ Units: seconds, bytes, FLOP, bytes/s per GPU unidirectional.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -110,12 +110,92 @@ VIRTUAL_STAGES = (1, 2, 4, 8)
 BLOCK_SHARES = (0.25, 0.5, 0.75, 1.0)
 
 
+# pipeline depths a search tries besides the divisors of the layer count: every depth to 16 and
+# a few deeper ones, their stages uneven as Megatron-Core places them (:func:`stage_plan`)
+SEARCHED_DEPTHS = (*range(1, 17), 20, 24, 28, 32, 48, 64)
+# an uneven split whose heaviest stage is this much over the mean is never worth searching
+MAX_STAGE_IMBALANCE = 1.25
+
+
+def stage_plan(
+    layers: int, pp: int, first: int | None = None, last: int | None = None
+) -> tuple[int, int, int]:
+    """The layers of the first, each middle and the last pipeline stage, as Megatron-Core
+    places them: even stages when ``pp`` divides the layers, otherwise the first and last
+    stage take what is left once the middle stages hold equal counts
+    (``--decoder-first-pipeline-num-layers`` / ``--decoder-last-pipeline-num-layers``, which
+    need the middle ``pp - 2`` stages to divide the rest). Unless given, the split that keeps
+    the heaviest stage lightest, the end stages no heavier than the middle ones (they also
+    hold the embedding and the loss): Llama 3 405B's 126 layers on 16 stages are 7, 14 x 8, 7.
+    Raises ValueError for a split that does not add up."""
+    if pp < 1 or pp > layers:
+        raise ValueError(f"pp={pp} needs between 1 and {layers} stages ({layers} layers)")
+    if pp == 1:
+        if first not in (None, layers) or last not in (None, layers):
+            raise ValueError(f"one stage holds all {layers} layers")
+        return layers, layers, layers
+    if first is None and last is None and layers % pp == 0:
+        even = layers // pp
+        return even, even, even
+    middle_stages = pp - 2
+    if first is not None or last is not None:
+        f = first if first is not None else 0
+        lst = last if last is not None else 0
+        if first is None or last is None:  # one end given: the other takes what is even
+            rest = layers - f - lst
+            if middle_stages == 0:
+                f, lst = (f, rest) if first is not None else (rest, lst)
+            else:
+                k = -(-rest // (middle_stages + 1))
+                other = rest - middle_stages * k
+                f, lst = (f, other) if first is not None else (other, lst)
+        rest = layers - f - lst
+        if f < 1 or lst < 1 or rest < middle_stages or (middle_stages and rest % middle_stages):
+            raise ValueError(
+                f"first={f}, last={lst} on pp={pp}: the {middle_stages} middle stages must "
+                f"hold the other {rest} of {layers} layers in equal counts of at least one"
+            )
+        if middle_stages == 0 and rest:
+            raise ValueError(f"first={f} + last={lst} must be the {layers} layers on pp=2")
+        return f, (rest // middle_stages if middle_stages else max(f, lst)), lst
+    if middle_stages == 0:
+        return -(-layers // 2), -(-layers // 2), layers // 2
+    best: tuple[int, int, int] | None = None
+    for k in range(1, (layers - 2) // middle_stages + 1):
+        rest = layers - middle_stages * k
+        f, lst = -(-rest // 2), rest // 2
+        # ties go to the larger middle count: the end stages also hold the embedding, loss
+        if lst < 1 or (best is not None and max(k, f) > max(best)):
+            continue
+        best = (f, k, lst)
+    assert best is not None
+    return best
+
+
+def stage_label(layers: int, pp: int, first: int, middle: int, last: int) -> str:
+    """``7+8x14+7`` for uneven stages; empty when every stage holds the same count."""
+    if pp == 1 or first == middle == last:
+        return ""
+    if pp == 2:
+        return f"{first}+{last}"
+    return f"{first}+{middle}x{pp - 2}+{last}"
+
+
+def stage_imbalance(layers: int, heaviest: int, pp: int) -> float:
+    """The heaviest stage's load over the mean one's: its layers over ``(layers + 2) / pp``,
+    the embedding and the loss counted as a layer each (Megatron-Core's
+    ``--account-for-embedding-in-pipeline-split`` and ``--account-for-loss-in-pipeline-split``),
+    never below 1. Even stages, and Llama 3 405B's 7 + 14 x 8 + 7, are 1."""
+    return max(1.0, heaviest * pp / (layers + 2))
+
+
 def _virtual_choices(layers: int, pp: int, given: bool) -> list[int]:
     """Interleaved schedule: v model chunks per stage, at least one layer each.
 
     Megatron's ``--num-layers-per-virtual-pipeline-stage`` may be 1. A searched layout splits
     the layers evenly (``p·v`` divides them), as Megatron's interleaved schedule requires by
-    default. A given layout's stages need not hold equal layer counts: a published run that
+    default, so a searched uneven split runs one chunk per stage (which keeps the search
+    small). A given layout's stages need not hold equal layer counts: a published run that
     chose its ``p`` has placed its layers somehow (Llama 3 405B's 126 layers on 16 stages,
     fewer on the first and last: 4 chunks of about 2 layers per stage).
     """
@@ -146,6 +226,10 @@ class LayoutGrid:
     # context parallelism: the sequence split over this many ranks (1 = none); only a
     # given layout sets it, a searched one keeps 1
     cp: Array | None = None
+    # the first and last pipeline stages' layer counts where a layout gives them (NaN: as
+    # :func:`stage_plan` places them)
+    first_stage: Array | None = None
+    last_stage: Array | None = None
 
     def __post_init__(self) -> None:
         if self.recompute_share is None:
@@ -153,13 +237,25 @@ class LayoutGrid:
             object.__setattr__(self, "recompute_share", share)
         if self.cp is None:
             object.__setattr__(self, "cp", np.ones_like(self.tp))
+        for name in ("first_stage", "last_stage"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.full_like(self.tp, np.nan))
 
     @classmethod
     def search(cls, workload: Workload, max_tp: int) -> LayoutGrid:
-        """Every layout worth trying: TP within one NVLink domain, PP dividing the layers."""
+        """Every layout worth trying: TP within one NVLink domain; PP dividing the layers, or
+        uneven as Megatron-Core places them (:func:`stage_plan`) at the usual depths, unless
+        the heaviest stage is over ``MAX_STAGE_IMBALANCE`` of the mean."""
+        layers = workload.layers
         tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= max_tp and workload.heads % t == 0]
-        pps = [p for p in range(1, min(workload.layers, 128) + 1) if workload.layers % p == 0]
-        return cls._grid(workload, tps, pps, given=False)
+        even = {p for p in range(1, min(layers, 128) + 1) if layers % p == 0}
+        uneven = {
+            p
+            for p in SEARCHED_DEPTHS
+            if p <= layers
+            and stage_imbalance(layers, max(stage_plan(layers, p)), p) <= MAX_STAGE_IMBALANCE
+        }
+        return cls._grid(workload, tps, sorted(even | uneven), given=False)
 
     @classmethod
     def partial(
@@ -171,10 +267,27 @@ class LayoutGrid:
         recompute: Recompute | None = None,
         virtual: int | None = None,
         cp: int = 1,
+        first_stage: int | None = None,
+        last_stage: int | None = None,
+        block_share: float | None = None,
     ) -> LayoutGrid:
         """A given TP x PP (x CP) layout; micro-batch, recompute and schedule searched if not
-        given."""
-        return cls._grid(workload, [tp], [pp], True, micro_batch, recompute, virtual, cp)
+        given. Uneven stages take the first and last stage's layers if given (else
+        :func:`stage_plan` places them); a split that does not add up raises ValueError.
+        ``block_share``: full recompute of that share of each stage's layers (block-25%...)."""
+        stage_plan(workload.layers, pp, first_stage, last_stage)
+        if block_share is not None:
+            recompute = Recompute.FULL
+        grid = cls._grid(workload, [tp], [pp], True, micro_batch, recompute, virtual, cp)
+        k = len(grid.tp)
+        return replace(
+            grid,
+            first_stage=np.full(k, np.nan if first_stage is None else float(first_stage)),
+            last_stage=np.full(k, np.nan if last_stage is None else float(last_stage)),
+            recompute_share=grid.recompute_share
+            if block_share is None
+            else np.full(k, block_share),
+        )
 
     @classmethod
     def _grid(
@@ -249,6 +362,16 @@ class Estimate:
     micro_batch: Array
     virtual_stages: Array
     cp: Array
+    # the pipeline's first and last stages' layers, and the split as ``7+8x14+7`` when the
+    # stages are uneven (empty when even)
+    first_stage_layers: Array
+    last_stage_layers: Array
+    stages: list[str]
+    # the sequences per step the chosen layout runs: the workload's, or the nearest that it
+    # divides (:func:`estimate`); batch_sequences / workload.batch_sequences - 1 is the move
+    batch_sequences: Array
+    # whether any layout divides the GPUs (and, for an exact batch, the batch) at all
+    layout_found: NDArray[np.bool_]
     recompute: list[str]
     verdict: list[str]
     # the link most of the exposed communication waits on: nvlink, fabric, or none
@@ -271,6 +394,12 @@ class Estimate:
             f"mb={int(self.micro_batch[index])},recompute={self.recompute[index]}"
             + (f",vpp={int(self.virtual_stages[index])}" if self.virtual_stages[index] > 1 else "")
             + (f",cp={int(self.cp[index])}" if self.cp[index] > 1 else "")
+            + (
+                f",first={int(self.first_stage_layers[index])},"
+                f"last={int(self.last_stage_layers[index])}"
+                if self.stages[index]
+                else ""
+            )
         )
         return out
 
@@ -331,6 +460,14 @@ class _Grid:
     cp: Array  # context-parallel ranks: each holds s / cp of every sequence
     dp: Array
     m: Array  # micro-batches per step per pipeline
+    # the step's sequences over the workload's: the batch each layout runs (m x dp x b) is
+    # the workload's target rounded to what the layout divides, unless it is exact
+    batch_scale: Array
+    # uneven pipeline stages: the heaviest stage's load over the mean (compute, and the
+    # collectives per layer, wait on it), and the layers whose activations the binding stage
+    # keeps (the first stage's with p micro-batches in flight, or the second's with p - 1)
+    imbalance: Array
+    activation_layers: Array
     nodes: Array
     nvlink_bus: Array
     net_step: Array  # the fabric's NCCL step latency
@@ -348,6 +485,12 @@ def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: Model
     assert layout.recompute_share is not None and layout.cp is not None
     cp = layout.cp[None, :]
     dp = col["gpu_count"] / (t * p * cp)  # GPUs = TP x CP x PP x DP
+    sequences = float(workload.batch_sequences)
+    per_pass = dp * b  # sequences one micro-batch step takes across the data-parallel ranks
+    m = sequences / per_pass
+    if not workload.exact_batch:  # the nearest whole number of micro-batches, at least one
+        m = np.maximum(1.0, np.round(m))
+    imbalance, activation_layers = _stages(workload.layers, layout)
     return _Grid(
         col=col,
         columns=HardwareProfiles(**col),
@@ -359,7 +502,10 @@ def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: Model
         share=np.where(rc == 2, layout.recompute_share[None, :], 0.0),
         cp=cp,
         dp=dp,
-        m=float(workload.batch_sequences) / (dp * b),
+        m=m,
+        batch_scale=m * per_pass / sequences,
+        imbalance=imbalance[None, :],
+        activation_layers=activation_layers[None, :],
         nodes=np.ceil(col["gpu_count"] / col["gpus_per_node"]),
         nvlink_bus=col["scaleup_bytes_per_s"] * c.nvlink_efficiency,
         net_step=c.network_step_latency_s * col["fabric_alpha_multiplier"],
@@ -367,9 +513,40 @@ def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: Model
     )
 
 
+def _stages(layers: int, layout: LayoutGrid) -> tuple[Array, Array]:
+    """Per layout: the heaviest pipeline stage's load over the mean (:func:`stage_imbalance`)
+    and the layers whose activations the binding stage keeps. Even stages: 1 and layers / p.
+    Uneven (:func:`stage_plan`): the first stage's layers with p micro-batches in flight or
+    the second's with p - 1 under 1F1B (Narayanan et al. 2021), whichever keeps more."""
+    assert layout.first_stage is not None and layout.last_stage is not None
+    imbalance = np.ones_like(layout.pp)
+    kept = layers / layout.pp
+    plans: dict[tuple[float, float, float], tuple[float, float]] = {}
+    for i, key in enumerate(zip(layout.pp, layout.first_stage, layout.last_stage, strict=True)):
+        pp, first, last = int(key[0]), key[1], key[2]
+        given = not (np.isnan(first) and np.isnan(last))
+        if not given and layers % pp == 0:
+            continue
+        if key not in plans:
+            f, middle, lst = stage_plan(
+                layers,
+                pp,
+                None if np.isnan(first) else int(first),
+                None if np.isnan(last) else int(last),
+            )
+            second = middle if pp > 2 else lst
+            plans[key] = (
+                stage_imbalance(layers, max(f, middle, lst), pp),
+                max(float(f), second * (pp - 1) / pp),
+            )
+        imbalance[i], kept[i] = plans[key]
+    return imbalance, kept
+
+
 def _valid(workload: Workload, g: _Grid) -> Array:
-    """Layouts the GPUs and the batch divide into, TP inside the NVLink domain."""
-    n_gpu, sequences = g.col["gpu_count"], float(workload.batch_sequences)
+    """Layouts the GPUs divide into, TP inside the NVLink domain; with an exact batch, only
+    those whose data-parallel ranks and micro-batch divide it."""
+    n_gpu = g.col["gpu_count"]
     # CP splits each sequence into 2 cp chunks for causal load balance, and runs on fused
     # (flash) attention only (Megatron-Core's CP uses Transformer Engine's)
     context = (g.cp == 1) | ((np.mod(workload.seq_len, 2 * g.cp) == 0) & workload.flash_attention)
@@ -377,7 +554,7 @@ def _valid(workload: Workload, g: _Grid) -> Array:
         context
         & (np.mod(n_gpu, g.t * g.p * g.cp) == 0)
         & (g.t <= g.col["nvlink_domain_gpus"])
-        & (np.mod(sequences, g.dp * g.b) == 0)
+        & (np.mod(g.m, 1.0) == 0)
         & (g.m >= 1)
         & ((g.v == 1) | (g.m >= g.p))  # an interleaved schedule needs a micro-batch per stage
     )
@@ -450,9 +627,10 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
     # the share of the layers whose core attention (scores, softmax, their product with V)
     # runs its forward twice: :func:`_attention_recompute_share`
     attention_share = _attention_recompute_share(workload, g)
-    flops = _model_flops_step(workload)
-    high = _high_precision_flops_step(workload)
-    attention_flops = workload.attention_flops_per_token * workload.batch_tokens
+    # the FLOPs grow with the batch the layout runs (its rounding of the target)
+    flops = _model_flops_step(workload) * g.batch_scale
+    high = _high_precision_flops_step(workload) * g.batch_scale
+    attention_flops = workload.attention_flops_per_token * workload.batch_tokens * g.batch_scale
     # the per-rank matrix width at which a GPU reaches half its efficiency grows with its
     # ridge point (peak FLOP/s over HBM bytes/s): a faster GPU needs bigger matrices
     width = _gemm_width(workload, t)
@@ -489,7 +667,8 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
         scores_per_gpu = (workload.layers / g.p) * g.m * g.b * (workload.heads / t) * float(s) * s
         traffic = scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
         compute, attention = compute + traffic, attention + traffic
-    return _Compute(time=compute, attention=attention)
+    # uneven pipeline stages: every stage waits on the heaviest
+    return _Compute(time=compute * g.imbalance, attention=attention * g.imbalance)
 
 
 def _tp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
@@ -713,7 +892,7 @@ def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters
     # the logits (fp32 for the loss) live on the last stage; the first holds more unless one
     # stage holds the whole model
     logits = np.where(p > 1, 0.0, 4.0 * s * b * workload.vocab_size / t)
-    activations = (workload.layers / p) * per_layer * in_flight + logits
+    activations = g.activation_layers * per_layer * in_flight + logits
     return states + activations + c.buffer_bytes
 
 
@@ -749,11 +928,13 @@ def estimate(
     valid = _valid(workload, g)
     computed = _compute(workload, g, c)
     compute = computed.time
-    tp_time = _tp_comm(workload, g, c)
+    # the collectives per layer, like the compute, wait on the heaviest stage
+    tp_time = _tp_comm(workload, g, c) * g.imbalance
     pp_time = _pp_comm(workload, g, c)
     params = _parameters(workload, g)
     dp_time, dp_exposed = _dp_comm(workload, g, c, params, compute)
     ep_time, ep_fabric = _ep_comm(workload, g, c, params.ep, compute)
+    ep_time, ep_fabric = ep_time * g.imbalance, ep_fabric * g.imbalance
     cp_time, cp_fabric = _cp_comm(workload, g, c, computed.attention)
     bubble = (p - 1) / (v * g.m) * compute  # (4.6)
     optimizer = _optimizer(workload, g, c, params)
@@ -769,16 +950,23 @@ def estimate(
     )
     memory = _memory(workload, g, c, params)
     fits = memory <= g.col["hbm_bytes"] * (1.0 - c.memory_headroom)
-    model_flops_step = _model_flops_step(workload)
-    tokens_step = workload.batch_tokens
 
-    # ---- choose the fastest layout that is valid and fits, per profile
+    # ---- choose, per profile, among the valid layouts that fit: those that run the batch
+    # nearest the workload's (its own when one divides it), the fastest per token of them
     # a given layout's unstated parts are searched among the choices that fit; when none
     # does, the given layout is still estimated (and reported as not fitting)
-    fitting = np.where(valid & fits, step, np.inf)
+    batch_scale = np.broadcast_to(g.batch_scale, step.shape)
+    gap = np.abs(batch_scale - 1.0)
+    per_token = step / batch_scale
+
+    def nearest(allowed: NDArray[np.bool_]) -> Array:
+        closest = np.min(np.where(allowed, gap, np.inf), axis=1, keepdims=True)
+        return np.where(allowed & (gap <= closest + 1e-9), per_token, np.inf)
+
+    fitting = nearest(valid & fits)
     if layout.given:
         any_fits = np.isfinite(fitting).any(axis=1, keepdims=True)
-        candidate = np.where(any_fits, fitting, np.where(valid, step, np.inf))
+        candidate = np.where(any_fits, fitting, nearest(np.asarray(valid)))
     else:
         candidate = fitting
     best = np.argmin(candidate, axis=1)
@@ -794,6 +982,9 @@ def estimate(
         return np.asarray(full[rows, pick], dtype=np.float64)
 
     step_s = np.where(found, chosen(step), np.nan)
+    scale = chosen(batch_scale)
+    model_flops_step = _model_flops_step(workload) * scale
+    tokens_step = workload.batch_tokens * scale
     compute_s = chosen(compute)
     bubble_s = chosen(bubble)
     tp_s, pp_s, ep_s = chosen(tp_time), chosen(pp_time), chosen(ep_time)
@@ -808,7 +999,7 @@ def estimate(
     fabric_part = np.where(hw.nodes > 1, pp_s + dp_exp, 0.0) + chosen(ep_fabric) + chosen(cp_fabric)
     tokens_per_s = tokens_step / step_s
     rented = np.ceil(n / hw.gpus_per_node) * hw.gpus_per_node
-    train_s = workload.steps * step_s / goodput
+    train_s = workload.tokens / tokens_step * step_s / goodput
     comm_fraction = exposed / step_s
     verdict = [
         "unknown"
@@ -823,6 +1014,16 @@ def estimate(
         )
     ]
     fabric_share = np.where(exposed > 0, fabric_part / np.maximum(exposed, 1e-12), 0.0)
+    assert layout.first_stage is not None and layout.last_stage is not None
+    stages = [
+        stage_plan(
+            workload.layers,
+            int(layout.pp[k]),
+            None if np.isnan(layout.first_stage[k]) else int(layout.first_stage[k]),
+            None if np.isnan(layout.last_stage[k]) else int(layout.last_stage[k]),
+        )
+        for k in pick
+    ]
     comm_link = [
         "none" if not e > 0 else "fabric" if f >= 0.5 else "nvlink"
         for e, f in zip(exposed, fabric_share, strict=True)
@@ -857,6 +1058,14 @@ def estimate(
         micro_batch=chosen(np.broadcast_to(b, candidate.shape)),
         virtual_stages=chosen(np.broadcast_to(v, candidate.shape)),
         cp=chosen(np.broadcast_to(g.cp, candidate.shape)),
+        first_stage_layers=np.array([f for f, _, _ in stages], dtype=np.float64),
+        last_stage_layers=np.array([lst for _, _, lst in stages], dtype=np.float64),
+        stages=[
+            stage_label(workload.layers, int(layout.pp[k]), *plan)
+            for k, plan in zip(pick, stages, strict=True)
+        ],
+        batch_sequences=workload.batch_sequences * scale,
+        layout_found=np.asarray(np.any(valid, axis=1)),
         recompute=[
             _recompute_label(int(i), float(f))
             for i, f in zip(layout.recompute[pick], layout.recompute_share[pick], strict=True)

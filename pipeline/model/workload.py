@@ -105,6 +105,12 @@ class Workload(_Spec):
     tokens: float = Field(gt=0, le=1e16, description="training tokens")
     global_batch_tokens: int | None = Field(default=None, gt=0)
     global_batch_size: int | None = Field(default=None, gt=0, description="sequences per step")
+    exact_batch: bool = Field(
+        default=False,
+        description="the global batch is exact: never moved; a layout that does not divide "
+        "it is not planned (default: the batch is a target, and where no layout divides it "
+        "the plan runs the nearest batch one does, and says so)",
+    )
     micro_batch_size: int | None = Field(
         default=None, gt=0, le=1024, description="sequences per micro-batch; searched if omitted"
     )

@@ -207,7 +207,11 @@ def estimate_json(hw, *args, workload="llama3-8b"):
         (["-w", "llama3-8b", "--layout", "tp=8,pp=2,cp=8"], "tp*pp*cp = 128 does not divide"),
         # layouts the model cannot run were estimated as NaN with exit 0
         (["-w", "llama3-8b", "--layout", "tp=3"], "tp=3 does not divide the 32 heads"),
-        (["-w", "llama3-8b", "--layout", "pp=5"], "pp=5 does not divide the 32 layers"),
+        (["-w", "llama3-8b", "--layout", "pp=64"], "pp=64 needs between 1 and 32 stages"),
+        # uneven stages must add up as Megatron-Core places them
+        (["-w", "llama3-8b", "--layout", "pp=4,first=9,last=10"], "the 2 middle stages must"),
+        (["-w", "llama3-8b", "--layout", "pp=2,recompute=block-0%"], "block share must be"),
+        (["-w", "llama3-8b", "--layout", "pp=2,recompute=half"], "use none, selective, full"),
         (["-w", "llama3-8b", "--layout", "tp=8,pp=16"], "tp*pp = 128 does not divide"),
     ],
 )
@@ -522,3 +526,24 @@ def test_the_command_line_starts_without_the_data_libraries(tmp_path):
     )
     assert done.stderr.strip().splitlines()[-1] == "0 [] []", done.stderr
     assert json.loads(done.stdout)[0]["time_to_train_h"] > 0
+
+
+def test_uneven_pipeline_stages_round_trip_through_layout(tmp_path):
+    """Llama 3 405B's 126 layers on 16 stages (7 + 14 x 8 + 7, as Meta ran it): the layout an
+    estimate reports, stages and block recompute included, is accepted back by --layout and
+    gives the same estimate; on 128 H100 the search finds a layout that fits (it reported
+    "no fit" at 183 GiB when only the divisors of the layers were tried)."""
+    hw = h100_cluster(tmp_path, 128)
+    searched = estimate_json(hw, workload="llama3-405b")[0]
+    assert searched["fits_memory"] and searched["memory_gb_per_gpu"] < 80
+    again = estimate_json(hw, "--layout", searched["layout"], workload="llama3-405b")[0]
+    assert again["layout"] == searched["layout"]
+    assert again["step_time_s"] == pytest.approx(searched["step_time_s"])
+    given = estimate_json(hw, "--layout", "tp=8,pp=16", workload="llama3-405b")[0]
+    assert given["stages"] == "7+8x14+7" and "first=7,last=7" in given["layout"]
+    assert given["fits_memory"]
+    back = estimate_json(hw, "--layout", given["layout"], workload="llama3-405b")[0]
+    assert back["layout"] == given["layout"]
+    assert back["step_time_s"] == pytest.approx(given["step_time_s"])
+    other = estimate_json(hw, "--layout", "tp=8,pp=16,first=5,last=9", workload="llama3-405b")[0]
+    assert other["stages"] == "5+8x14+9"

@@ -106,3 +106,25 @@ def test_a_wide_table_leaves_out_optional_columns_before_it_cuts_a_number(narrow
     assert lines_holding(text, "12,345,678–23,456,789") and spare not in text
     assert "left out at 100 columns: spare" in text
     assert "—" in text and "None" not in text
+
+
+def test_the_what_if_prints_the_change_beside_todays_fabric(fixture_warehouse):
+    """rank --what-if-fabric shows each offer with the bandwidth it is costed at, the days,
+    the change in time and cost from today's fabric and the exposed communication, and
+    states the rule: the numbers the app's what-if table shows (ranking.what_if_changes)."""
+    args = ["rank", "-w", "mixtral-8x7b", "--gpus", "512", "--min-fabric", "infiniband"]
+    what_if = [*args, "--what-if-fabric", "ethernet", "--warehouse", str(fixture_warehouse)]
+    done = fabricscope(*what_if, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    rows = payload["what_if"]
+    assert rows and all(r["time_change"] > 0 for r in rows)
+    assert "100 Gb/s per node" in payload["rule"]
+    table = fabricscope(*what_if, env=NARROW)
+    assert table.returncode == 0, table.stderr
+    text = table.stdout
+    assert "today's fabric and ethernet (what if)" in text
+    assert "the change from today's fabric" in text and "100 Gb/s per node" in text
+    for row in rows[:20]:
+        assert lines_holding(text, f"{row['time_change']:+.0%}"), row["offer_key"]
+        assert lines_holding(text, f"{row['cost_change_usd']:+,.0f}"), row["offer_key"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pandas as pd
@@ -11,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from pipeline import catalog
+from pipeline.model.scaling import estimate
 from pipeline.ranking import (
     RANKED_COLUMNS,
     STATED_TCP_GBPS_PER_NODE,
@@ -22,6 +25,8 @@ from pipeline.ranking import (
     parse_gpu_counts,
     rank,
     rank_offers,
+    what_if_changes,
+    what_if_rule,
 )
 from pipeline.workloads import preset
 from tests.helpers import AS_OF, fabricscope
@@ -468,3 +473,96 @@ def test_the_fixture_catalogs_region_copies_do_not_flood_the_ranking(fixture_war
     assert lambda_rows["offer_key"].is_unique
     # SkyPilot's Lambda catalog repeats each type in its 17 regions at one global price
     assert lambda_rows["region_count"].max() == 17
+
+
+def test_common_cluster_sizes_get_offers_and_true_reasons(fixture_warehouse):
+    """Llama 3 70B on 384 or 1,536 GPUs and Llama 3 8B on 96 got no offer and the reason
+    "does not fit in GPU memory ... 570 GB per GPU": 2,048 sequences divide by no
+    data-parallel degree those counts allow with pp dividing 80 layers. Uneven stages and a
+    batch that is a target, not a law, give them plans; where a GPU truly lacks the memory,
+    the reason says how much the leanest layout needs of what the GPU has, and on which GPU
+    counts the job has a plan."""
+    for name, gpus in (("llama3-70b", "384"), ("llama3-70b", "1536"), ("llama3-8b", "96")):
+        result = rank(fixture_warehouse, request(name, gpus))
+        assert len(result.offers) > 5, (name, gpus)
+        h100 = result.offers[result.offers["gpu_model"] == "H100-SXM-80GB"]
+        assert len(h100), (name, gpus)
+        memory = result.excluded[result.excluded["reason"].str.contains("GPU memory", na=False)]
+        assert not (memory["gpu_model"] == "H100-SXM-80GB").any(), (name, gpus)
+    small = rank(fixture_warehouse, request("llama3-405b", "16"))
+    lacking = small.excluded[small.excluded["reason"].str.contains("GPU memory", na=False)]
+    assert len(lacking)
+    reason = lacking[lacking["gpu_model"] == "H100-SXM-80GB"]["reason"].iloc[0]
+    assert "of the 80 GB it has" in reason and "it has a plan on" in reason, reason
+    # the counts named really have a plan: rank there and the H100 offers are in
+    named = re.search(r"it has a plan on ([\d,]+)(?: or ([\d,]+))? GPUs", reason)
+    assert named is not None
+    there = [int(g.replace(",", "")) for g in named.groups() if g]
+    assert all(n > 16 for n in there)
+    again = rank(fixture_warehouse, request("llama3-405b", str(there[-1])))
+    assert (again.offers["gpu_model"] == "H100-SXM-80GB").any()
+
+
+def test_a_moved_batch_and_uneven_stages_are_said_on_the_row(fixture_warehouse):
+    """GPT-3 175B on 992 GPUs (31 x 32): no layout divides its 1,536 sequences, so the plan
+    runs the nearest batch one does and the row says which, by how much; an exact batch is
+    never moved, and then the reason says so."""
+    result = rank(fixture_warehouse, request("gpt3-175b", "992"))
+    assert len(result.offers)
+    notes = " ".join(n for n in result.offers["notes"] if n)
+    assert re.search(r"planned with a batch of 1,5\d\d sequences, not 1,536 \([+-]\d", notes)
+    gpt = request("gpt3-175b", "992").workload.model_copy(update={"exact_batch": True})
+    exact = rank(fixture_warehouse, RankRequest(workload=gpt, gpu_counts=[992]))
+    assert exact.offers.empty
+    reasons = " ".join(r for r in exact.excluded["reason"] if r)
+    assert "no layout runs the exact batch of 1,536 sequences on 992 GPUs" in reasons
+    uneven = rank(fixture_warehouse, request("llama3-70b", "384"))
+    assert any("uneven pipeline stages" in (n or "") for n in uneven.offers["notes"])
+
+
+def test_one_what_if_says_which_bandwidth_each_offer_is_costed_at(fixture_warehouse):
+    """The what-if costs an offer stated at 3,200 Gb/s InfiniBand per node at plain
+    Ethernet's documented 100 Gb/s per node (12.5 per GPU), and says so: on the row, in the
+    rule the app, CLI and memo print (the app once said "each offer's stated bandwidth is
+    kept"), with the change and the exposed communication beside today's."""
+    base = rank(fixture_warehouse, request("mixtral-8x7b", "512", min_fabric_class="infiniband"))
+    changes = what_if_changes(base, base.what_if("ethernet"))
+    assert list(changes["offer_key"]) == list(base.offers["offer_key"])
+    pairs = zip(changes["fabric_what_if"], base.offers["gpus_per_node"], strict=True)
+    for label, per_node in pairs:
+        per_gpu = WHAT_IF_GBPS_PER_NODE["ethernet"] / per_node  # 12.5 on 8-GPU nodes
+        assert label == f"ethernet at {per_gpu:g} Gb/s per GPU (what if)"
+    assert (changes["time_change"] > 0).all() and (changes["cost_change_usd"] > 0).all()
+    assert (changes["comm_fraction_exposed_what_if"] > changes["comm_fraction_exposed"]).all()
+    rule = what_if_rule("ethernet")
+    assert "100 Gb/s per node" in rule and "keeps its own figure" in rule
+    assert "stated bandwidth is kept" not in rule
+
+
+def test_moe_all_to_all_inside_a_node_does_not_cross_slow_ethernet():
+    """Mixtral on 512 A40 over 12.5 Gb/s Ethernet read as compute-bound at 51% MFU; by the
+    model's own equations: its 8 experts' all-to-all stays inside each 8-GPU node (the same
+    time on any fabric), and the gradient all-reduce over the fabric hides under the slow
+    A40 backward, so little of the step waits on the fabric. On H100, whose backward is
+    6x shorter, the same fabric exposes most of the step."""
+    job = preset("mixtral-8x7b")
+
+    def one(gpu: str, fabric: str, gbps: float) -> dict:
+        hw = catalog.profiles(
+            [
+                {
+                    "gpu_model": gpu,
+                    "gpu_count": 512,
+                    "gpus_per_node": 8,
+                    "fabric_class": fabric,
+                    "fabric_gbps_per_gpu": gbps,
+                }
+            ]
+        )
+        return estimate(job, hw).row(0)
+
+    slow, fast = one("A40-PCIE-48GB", "ethernet", 12.5), one("A40-PCIE-48GB", "infiniband", 400)
+    assert slow["ep_comm_s"] == pytest.approx(fast["ep_comm_s"])  # all inside the node
+    assert slow["dp_comm_exposed_s"] == 0 and slow["verdict"] == "compute-bound"
+    h100 = one("H100-SXM-80GB", "ethernet", 12.5)
+    assert h100["verdict"] == "communication-bound" and h100["dp_comm_exposed_s"] > 1.0

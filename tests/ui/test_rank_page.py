@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pandas as pd
@@ -89,6 +90,9 @@ def test_query_params_restore_the_view(use_warehouse, fixture_warehouse):
     assert shown.loc[shown["offer_key"] == star, "starred"].item()
     what_if = [f.value for f in app.dataframe if "time_what_if" in f.value.columns]
     assert what_if and len(what_if[0]) == len(expected)
+    # it says at which bandwidth each offer is costed, as the CLI and the memo do
+    assert what_if[0]["fabric_what_if"].str.contains("infiniband at").all()
+    assert "costed as if its nodes were joined by infiniband at 3,200 Gb/s" in text_of(app)
     assert url_values(app, "star") == [star]
 
 
@@ -159,3 +163,20 @@ def test_inputs_are_never_cached_under_another_snapshots_id(warehouse_path):
     assert _inputs(str(warehouse_path), current).snapshot.snapshot_id == current
     with pytest.raises(SnapshotMoved):
         _inputs(str(warehouse_path), current + 1)
+
+
+def test_a_full_warehouse_with_no_qualifying_offer_gives_the_real_reason(
+    use_warehouse, fixture_warehouse
+):
+    """With offers in the warehouse, "no offer qualifies" names what left most out among
+    the offers estimated for the job (reasons alike but for their figures counted as one),
+    not "with an empty warehouse, run refresh"."""
+    use_warehouse(fixture_warehouse)
+    app = open_page(RANK, {"gpus": "8", "budget": "1"})
+    assert not app.exception
+    assert metric(app, "Offers ranked") == "0"
+    text = text_of(app)
+    said = re.search(r"Most were left out because: (.+) \(([\d,]+) of ([\d,]+) alike\)", text)
+    assert said is not None, text
+    assert int(said.group(2).replace(",", "")) > 1
+    assert "holds no offers yet" not in text and "empty warehouse" not in text

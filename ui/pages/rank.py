@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from pipeline.ranking import what_if_rule
 from pipeline.status import FRESHNESS_SQL
 from ui import charts, rank_form, view_state
 from ui.components import read_snapshot, settings_or_stop, status_caption
@@ -56,11 +57,27 @@ columns[1].metric("Excluded", f"{len(excluded):,}")
 columns[2].metric("Providers", f"{offers['provider'].nunique():,}")
 columns[3].metric("Hardware profiles modelled", f"{result.profiles_estimated:,}")
 
-if offers.empty:
+if offers.empty and result.catalog.empty:
     st.info(
-        "No offer qualifies. With an empty warehouse, run `fabricscope refresh --offline` (or "
-        "`make app`); otherwise loosen the constraints or change the GPU count. The reasons "
-        "are listed below."
+        "No offer qualifies: the warehouse holds no offers yet. Run `fabricscope refresh "
+        "--offline` (or `make app`) to load the bundled recordings."
+    )
+elif offers.empty:
+    # the reason most offers were left out, in its own words (each is listed below): among
+    # those estimated for the job when any were, not those of a tier or GPU not asked for
+    planned = excluded[excluded["gpus"].notna()]
+    considered = planned if len(planned) else excluded
+    # reasons alike but for their figures count as one; one of them stands for the rest
+    kinds = considered["reason"].str.replace(r"[\d][\d,.]*", "#", regex=True)
+    common = kinds.value_counts()
+    example = considered["reason"][kinds == common.index[0]].iloc[0] if len(common) else ""
+    st.info(
+        f"No offer qualifies. Most were left out because: {example} "
+        f"({common.iloc[0]:,} of {len(considered):,} alike). Loosen the constraints or change "
+        "the GPU "
+        "count; every reason is listed below."
+        if len(common)
+        else "No offer qualifies. Loosen the constraints or change the GPU count."
     )
 else:
     st.caption(
@@ -116,10 +133,7 @@ else:
     if fabric:
         table = what_if_table(result, what_if(inputs, path, request, fabric))
         st.dataframe(table, hide_index=True, width="stretch", column_config=WHAT_IF_COLUMNS)
-        st.caption(
-            "Each offer's stated bandwidth is kept (else the 50-400 Gb/s range); single-node "
-            "jobs do not change. The change compares the worse ends."
-        )
+        st.caption(what_if_rule(fabric))
 
 with st.expander(f"Excluded offers ({len(excluded):,}) and why"):
     st.dataframe(excluded, hide_index=True, width="stretch", column_config=EXCLUDED_COLUMNS)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from pipeline.catalog import fabric_classes, gpu_specs, profiles
 from pipeline.model.hardware import (
+    GIB,
     REFERENCE_GEMM_CEILING,
     HardwareError,
     build_profiles,
@@ -27,6 +28,8 @@ from pipeline.model.scaling import (
     _high_precision_flops_step,
     _model_flops_step,
     estimate,
+    stage_imbalance,
+    stage_plan,
 )
 from pipeline.model.workload import Precision, Recompute, Stack, Workload
 from pipeline.workloads import preset
@@ -575,3 +578,99 @@ def test_a_recomputed_attention_exchanges_its_context_parallel_chunks_again():
         }
     assert exposed[Stack.MEGATRON][Recompute.SELECTIVE] > exposed[Stack.MEGATRON][Recompute.NONE]
     assert exposed[Stack.FSDP][Recompute.SELECTIVE] == exposed[Stack.FSDP][Recompute.NONE] > 0
+
+
+# ---- plans for any GPU count (issue: common cluster sizes got no answer)
+
+
+@pytest.mark.parametrize("name", ["llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b"])
+def test_every_gpu_count_gets_a_plan_or_the_memory_it_lacks(name):
+    """Every GPU count from 8 to 2,048 in steps of 8 on H100 nodes gets a layout: one that
+    fits, or, where none does, the smallest-memory layout, which then truly exceeds the
+    GPU's memory. The batch moves only where no layout divides it, to the nearest one does,
+    and never far."""
+    job = preset(name)
+    counts = list(range(8, 2049, 8))
+    hw = profiles([hardware(n, "infiniband") for n in counts])
+    result = estimate(job, hw)
+    assert result.layout_found.all()
+    usable = hw.hbm_bytes * (1.0 - ModelConstants().memory_headroom) / GIB
+    for i, n in enumerate(counts):
+        if result.fits_memory[i]:
+            assert math.isfinite(result.time_to_train_h[i]), (name, n)
+        else:
+            assert result.memory_gb_per_gpu[i] > usable[i], (name, n)
+    fitting = result.fits_memory
+    assert fitting.sum() > 0.8 * len(counts) or name == "llama3-405b"
+    # the batch moves to the nearest whole number of micro-batches per data-parallel rank:
+    # by at most half of one pass over the data-parallel ranks, never for a count that
+    # divides it with a whole pipeline (8 x 2^k GPUs)
+    moved = np.abs(result.batch_sequences - job.batch_sequences)
+    assert (moved <= result.dp * result.micro_batch / 2 + 1e-9).all()
+    for i, n in enumerate(counts):
+        if job.batch_sequences % n == 0 or (n % 8 == 0 and (n // 8) & (n // 8 - 1) == 0):
+            assert moved[i] == 0, (name, n)
+
+
+def test_the_batch_moves_only_where_no_layout_divides_it():
+    """Llama 3 70B on 384 GPUs (2,048 sequences): uneven stages keep the batch exact; GPT-3
+    175B on 992 GPUs (31 x 32) cannot divide 1,536 sequences with a sensible pipeline, so
+    the nearest batch a layout runs is planned and reported, and the time to train counts
+    the steps of that batch. An exact batch is never moved: then no layout is found."""
+    hw = profiles([hardware(384, "infiniband"), hardware(512, "infiniband")])
+    llama = estimate(preset("llama3-70b"), hw)
+    assert list(llama.batch_sequences) == [2048, 2048]
+    assert llama.fits_memory.all() and llama.stages[0]  # 384 GPUs: uneven stages
+    gpt = preset("gpt3-175b")
+    one = profiles([hardware(992, "infiniband")])
+    moved = estimate(gpt, one)
+    assert moved.fits_memory[0] and moved.batch_sequences[0] != gpt.batch_sequences
+    assert abs(moved.batch_sequences[0] / gpt.batch_sequences - 1) < 0.05
+    assert moved.dp[0] * moved.micro_batch[0] * round(
+        moved.batch_sequences[0] / (moved.dp[0] * moved.micro_batch[0])
+    ) == pytest.approx(moved.batch_sequences[0])
+    steps = gpt.tokens / (moved.batch_sequences[0] * gpt.seq_len)
+    train_h = steps * moved.step_time_s[0] / moved.goodput[0] / 3600
+    assert moved.time_to_train_h[0] == pytest.approx(train_h)
+    exact = estimate(gpt.model_copy(update={"exact_batch": True}), one)
+    assert not exact.layout_found[0] and not exact.fits_memory[0]
+    assert np.isnan(exact.time_to_train_h[0])
+
+
+@pytest.mark.parametrize(
+    ("layers", "pp", "plan"),
+    [
+        (126, 16, (7, 8, 7)),  # Llama 3 405B as Meta ran it (arXiv:2407.21783, 3.3.2)
+        (80, 8, (10, 10, 10)),
+        (80, 3, (27, 27, 26)),
+        (61, 16, (3, 4, 2)),  # DeepSeek-V3
+        (94, 8, (11, 12, 11)),  # Qwen3-235B
+        (32, 1, (32, 32, 32)),
+        (33, 2, (17, 17, 16)),
+    ],
+)
+def test_uneven_stages_are_placed_as_megatron_core_does(layers, pp, plan):
+    first, middle, last = stage_plan(layers, pp)
+    assert (first, middle, last) == plan
+    assert first + middle * max(pp - 2, 0) + last == layers or pp < 3
+    assert max(first, last) <= middle or pp < 3
+    if layers % pp == 0:
+        assert stage_imbalance(layers, middle, pp) == 1.0
+
+
+def test_uneven_stages_cost_their_heaviest_stage():
+    """A depth whose stages cannot be balanced (80 layers on 64 stages: Megatron-Core's
+    equal middle stages leave 9 on each end) runs at the pace of its heaviest stage; a
+    balanced uneven split (Llama 3 405B's 7 + 14 x 8 + 7) costs nothing more."""
+    assert stage_imbalance(80, max(stage_plan(80, 64)), 64) > 5
+    assert stage_imbalance(126, max(stage_plan(126, 16)), 16) == 1.0
+    job = preset("llama3-70b")
+    hw = profiles([hardware(512, "infiniband")])
+    even = estimate(job, hw, LayoutGrid.partial(job, 8, 8, 1, Recompute.FULL, 1))
+    skewed = estimate(
+        job, hw, LayoutGrid.partial(job, 8, 8, 1, Recompute.FULL, 1, first_stage=3, last_stage=5)
+    )
+    assert skewed.stages[0] == "3+12x6+5" and even.stages[0] == ""
+    assert skewed.compute_s[0] == pytest.approx(even.compute_s[0] * 12 * 8 / 82)
+    with pytest.raises(ValueError, match="middle stages must"):
+        stage_plan(80, 8, 3, 4)
