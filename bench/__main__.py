@@ -10,7 +10,15 @@ from pathlib import Path
 
 import duckdb
 
-from bench import bench_app, bench_cli, bench_model, bench_publish, bench_rank, bench_refresh
+from bench import (
+    bench_app,
+    bench_browser,
+    bench_cli,
+    bench_model,
+    bench_publish,
+    bench_rank,
+    bench_refresh,
+)
 
 RESULTS = Path(__file__).parent / "results.md"
 
@@ -33,6 +41,7 @@ def main() -> int:
     lines += bench_rank.run(report)
     lines += bench_app.run(report)
     lines += bench_cli.run(report)
+    lines += bench_browser.run(report)
     RESULTS.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
