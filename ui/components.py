@@ -91,44 +91,101 @@ def stale_mask(freshness: pd.DataFrame, stale_after_hours: float) -> pd.Series:
 def status_caption(
     snapshot: SnapshotInfo, freshness: pd.DataFrame, stale_after_hours: float
 ) -> None:
-    """The snapshot date on every page, and two different warnings: sources whose last
-    refresh failed (their last good data is kept), and sources whose data is old."""
-    st.caption(
-        f"Snapshot {snapshot.snapshot_id} · published {snapshot.published_at:%Y-%m-%d %H:%M} UTC · "
-        f"{len(freshness)} sources"
+    """The snapshot on every page in one line. Sources whose last refresh failed (their last
+    good data is kept) and sources whose data is old are counted in that line, apart; which
+    ones and why open from it, so the answer stays at the top of the page."""
+    line = (
+        f"Snapshot {snapshot.snapshot_id} · published {snapshot.published_at:%Y-%m-%d %H:%M} "
+        f"UTC · {len(freshness)} sources"
     )
     failed = freshness[
         (freshness["last_status"] != "ok") | freshness["age_hours"].isna()
     ].sort_values("source")
-    if not failed.empty:
-        st.warning(
-            f"The last refresh failed for {len(failed)} of {len(freshness)} sources; their last "
-            "good data (if any) is kept: "
-            + "; ".join(
-                f"{row.source} ({_short(row.last_error) or row.last_status})"
-                for row in failed.itertuples()
-            )
-        )
     old = freshness[
         stale_mask(freshness, stale_after_hours) & ~freshness["source"].isin(failed["source"])
     ].sort_values("age_hours", ascending=False)
+    counts = []
+    if not failed.empty:
+        counts.append(_counted(len(failed), "failed its last refresh", "failed their last refresh"))
     if not old.empty:
-        oldest = old.head(OLD_NAMED).itertuples()
-        named = ", ".join(f"{row.source} ({row.age_hours / 24:,.0f} d)" for row in oldest)
-        more = f" and {len(old) - OLD_NAMED} more" if len(old) > OLD_NAMED else ""
-        st.warning(
-            f"Old data: {len(old)} of {len(freshness)} sources were observed more than "
-            f"{stale_after_hours:g} h ago, the oldest {named}{more}. Their refreshes succeeded; "
-            "the bundled recordings are old by design (refresh live for today's prices). "
-            "Each price's age is shown beside it."
-        )
+        counts.append(_counted(len(old), "holds old data", "hold old data"))
+    if not counts:
+        st.caption(line)
+        return
+    with st.expander(f"{line} · :orange[{' · '.join(counts)}]", icon=":material/warning:"):
+        if not failed.empty:
+            st.markdown(
+                f"**The last refresh failed for {len(failed)} of {len(freshness)} sources**; "
+                "their last good data (if any) is kept: "
+                + "; ".join(
+                    f"{row.source} ({_short(row.last_error) or row.last_status})"
+                    for row in failed.itertuples()
+                )
+            )
+        if not old.empty:
+            named = ", ".join(
+                f"{row.source} ({row.age_hours / 24:,.0f} d)" for row in old.itertuples()
+            )
+            st.markdown(
+                f"**Old data: {len(old)} of {len(freshness)} sources** were observed more than "
+                f"{stale_after_hours:g} h ago, oldest first: {named}. Their refreshes "
+                "succeeded; the bundled recordings are old by design (refresh live for today's "
+                "prices). Each price's age is shown beside it; the Providers page dates every "
+                "source."
+            )
 
 
-# the old-data warning names the oldest few sources; the Providers page lists every one
-OLD_NAMED = 3
+def _counted(count: int, one: str, many: str) -> str:
+    return f"{count} source {one}" if count == 1 else f"{count} sources {many}"
 
 
 def _short(text: object, limit: int = 80) -> str:
     if not isinstance(text, str) or not text:
         return ""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# a plan past this many days is no plan a buyer signs: say so above the ranking
+YEAR_DAYS = 365.0
+
+
+def plan_warnings(offers: pd.DataFrame, deadline_days: float | None) -> list[str]:
+    """What a buyer must read before the ranking: plans that take over a year (the top one
+    above all), and offers kept though their worse end misses the deadline (an unknown
+    fabric: only the better end meets it). Days at the worse end, as offers are ordered."""
+    if offers.empty:
+        return []
+    days = offers["time_to_train_h"].astype(float).reset_index(drop=True) / 24
+    said = []
+    long = days > YEAR_DAYS
+    if long.iloc[0]:
+        fastest = offers.iloc[int(days.idxmin())]
+        said.append(
+            f"The top-ranked offer takes {_days_text(days.iloc[0])} to train, and "
+            f"{long.sum():,} of the {len(days):,} ranked offers take over a year. The fastest "
+            f"takes {_days_text(days.min())} ({fastest['provider']} · "
+            f"{fastest['instance_type']}). More GPUs, fewer tokens or a smaller model bring the "
+            "job within reach."
+        )
+    elif long.any():
+        said.append(
+            f"{long.sum():,} of the {len(days):,} ranked offers take over a year to train (up to "
+            f"{_days_text(days.max())}); the top-ranked takes {_days_text(days.iloc[0])}."
+        )
+    if deadline_days:
+        late = days > deadline_days
+        if late.any():
+            top = " (the top-ranked among them)" if late.iloc[0] else ""
+            said.append(
+                f"{late.sum():,} of the {len(days):,} ranked offers{top} may miss your "
+                f"{deadline_days:,g}-day deadline: only the better end of their range (the "
+                "fabric is unknown) meets it; at the worse end they take up to "
+                f"{_days_text(days[late].max())}."
+            )
+    return said
+
+
+def _days_text(days: float) -> str:
+    if days > YEAR_DAYS:
+        return f"{days / YEAR_DAYS:.1f} years ({days:,.0f} days)"
+    return f"{days:,.1f} days" if days < 10 else f"{days:,.0f} days"

@@ -82,12 +82,25 @@ def test_a_stale_source_is_flagged(use_warehouse, warehouse_path, page):
     publish_synthetic(warehouse_path, 0, source="broken_source", status=RunStatus.FAILED)
     app = open_page(page)
     assert not app.exception
-    failed, old = (w.value for w in app.warning)
-    # a failed refresh and old data are told apart: each source under its own warning
-    assert failed.startswith("The last refresh failed for 1 of") and "broken_source" in failed
+    # one line above the page, no warning boxes: the counts, told apart
+    assert not app.warning
+    [status] = [e for e in app.expander if e.label.startswith("Snapshot ")]
+    assert "1 source failed its last refresh · 1 source holds old data" in status.label
+    # the details open from it, each source under its own paragraph
+    failed, old = (e.value for e in status.markdown)
+    assert failed.startswith("**The last refresh failed for 1 of") and "broken_source" in failed
     assert "synthetic failure" in failed  # its error
-    assert old.startswith("Old data: 1 of") and "old_source (30 d)" in old
+    assert old.startswith("**Old data: 1 of") and "old_source (30 d)" in old
     assert "fresh_source" not in failed + old and "broken_source" not in old
+
+
+def test_a_fresh_warehouse_says_its_snapshot_in_a_plain_line(use_warehouse, warehouse_path):
+    use_warehouse(warehouse_path)
+    publish_synthetic(warehouse_path, 5, source="fresh_source")
+    app = open_page(OVERVIEW)
+    assert not app.exception and not app.warning
+    assert not [e for e in app.expander if e.label.startswith("Snapshot ")]
+    assert any(c.value.startswith("Snapshot ") for c in app.caption)
 
 
 def test_sql_page_runs_a_query_and_refuses_a_hostile_one(use_warehouse, warehouse_path):
@@ -141,3 +154,22 @@ def test_the_reference_page_plots_every_gpu_with_specs(use_warehouse, warehouse_
     stated = gpus.dropna(subset=["bf16_dense_tflops", "memory_gb"])
     assert len(stated) > 10
     assert sorted(plotted["gpu_model"]) == sorted(stated["gpu_model"])
+
+
+def test_offers_open_on_what_a_training_buyer_would_rent(use_warehouse, fixture_warehouse):
+    """Not on $0.05 spot V100s: on-demand offers that cluster, cheapest compute first."""
+    use_warehouse(fixture_warehouse)
+    app = open_page("pages/offers.py")
+    assert not app.exception
+    shown = app.dataframe[0].value
+    assert "sorted for training" in text_of(app)
+    head = shown.head(20)
+    assert (head["pricing_tier"] == "on_demand").all() and (head["multi_node"] == "yes").all()
+    capable = shown[(shown["pricing_tier"] == "on_demand") & (shown["multi_node"] == "yes")]
+    assert capable.index.max() == len(capable) - 1, "they lead the table"
+    compute = capable["usd_per_bf16_pflop_hour"].dropna()
+    assert compute.is_monotonic_increasing
+    assert list(shown["pricing_tier"]).index("spot") > list(shown["pricing_tier"]).index(
+        "on_demand"
+    )
+    assert shown["pricing_tier"].iloc[-1] in ("spot", "dynamic")
