@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import colorsys
+from collections.abc import Iterable
+
 import altair as alt
 import pandas as pd
 
@@ -10,10 +13,51 @@ from ui.rank_data import STEP_PARTS, cost_text, offer_label, time_text
 # a browser draws a few thousand marks comfortably; the table holds the rest
 MAX_POINTS = 2000
 
+# 40 colours told apart on a chart: Vega's tableau20 (its ten dark hues, then their light
+# pairs) and category20b; a provider past the 40th gets a hue of its own (golden angle)
+PALETTE = (
+    "#4c78a8", "#f58518", "#54a24b", "#b79a20", "#439894",
+    "#e45756", "#79706e", "#d67195", "#b279a2", "#9e765f",
+    "#9ecae9", "#ffbf79", "#88d27a", "#f2cf5b", "#83bcb6",
+    "#ff9d98", "#bab0ac", "#fcbfd2", "#d6a5c9", "#d8b5a5",
+    "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
+    "#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194",
+    "#6b6ecf", "#b5cf6b", "#e7ba52", "#d6616b", "#ce6dbd",
+    "#9c9ede", "#cedb9c", "#e7cb94", "#e7969c", "#de9ed6",
+)  # fmt: skip
 
-def time_cost_scatter(offers: pd.DataFrame) -> alt.LayerChart:
+
+def provider_colours(providers: Iterable[str]) -> dict[str, str]:
+    """One colour per provider, none repeated: the providers sorted, the palette in order.
+    Given every provider of the snapshot, a provider keeps its colour in every chart and
+    every view, whichever providers a ranking shows."""
+    names = sorted(set(providers))
+    more = [_hue(i) for i in range(len(names) - len(PALETTE))]
+    return dict(zip(names, [*PALETTE, *more], strict=False))
+
+
+def _hue(index: int) -> str:
+    """The ``index``-th colour past the palette: hues a golden angle apart."""
+    red, green, blue = colorsys.hls_to_rgb((index * 0.618034) % 1.0, 0.45, 0.6)
+    return f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}"
+
+
+def provider_colour(providers: Iterable[str], shown: Iterable[str]) -> alt.Color:
+    """Colour by provider on the fixed scale of ``providers``; the legend lists ``shown``."""
+    colours = provider_colours(providers)
+    present = sorted(set(shown))
+    return alt.Color(
+        "provider:N",
+        title="Provider",
+        scale=alt.Scale(domain=list(colours), range=list(colours.values())),
+        legend=alt.Legend(values=present),
+    )
+
+
+def time_cost_scatter(offers: pd.DataFrame, providers: Iterable[str]) -> alt.LayerChart:
     """Time-to-train against cost, one point per offer at its pessimistic end, a segment to
-    its optimistic end where the fabric is a range, and the Pareto frontier as a line."""
+    its optimistic end where the fabric is a range, and the Pareto frontier as a line.
+    ``providers``: every provider of the snapshot, which fixes each one's colour."""
     data = offers.head(MAX_POINTS)
     rows = data.to_dict("records")
     frame = pd.DataFrame(
@@ -44,7 +88,7 @@ def time_cost_scatter(offers: pd.DataFrame) -> alt.LayerChart:
         .encode(
             x=x,
             y=y,
-            color=alt.Color("provider:N", title="Provider"),
+            color=provider_colour(providers, frame["provider"]),
             shape=alt.Shape("pareto:N", title=None),
             tooltip=tooltip,
         )

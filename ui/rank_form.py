@@ -3,11 +3,12 @@ constraints, rendered in the sidebar and read back into a ``RankView``.
 
 Widgets are seeded from the view (the URL on a first visit, else the session) whenever the
 page is entered, so the same link gives the same inputs, and the Shortlist page's changes to
-the stars show when the user comes back.
+the stars show when the user comes back. Stars are ticked in the ranked offers' grid.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -18,6 +19,7 @@ import streamlit as st
 from pipeline.workloads import preset, presets
 from ui.view_state import (
     FABRIC_CLASSES,
+    MAX_STARS,
     OBJECTIVES,
     STACK_HELP,
     TIERS,
@@ -25,9 +27,13 @@ from ui.view_state import (
     WORKLOAD_FIELDS,
     RankView,
     WorkloadFields,
+    remember,
+    starred_after,
 )
 
 ANY = "(any)"
+STAR_GRID = "rk_star_grid_"
+CAPPED = "rk_stars_capped"
 NO_WHAT_IF = "(choose a fabric)"
 KEY = {
     "preset": "rk_preset",
@@ -44,7 +50,6 @@ KEY = {
     "min_fabric": "rk_min_fabric",
     "multi_node": "rk_multi_node",
     "what_if": "rk_what_if",
-    "starred": "rk_starred",
 }
 FIELD_KEY = {name: f"rk_w_{name}" for name in WORKLOAD_FIELDS}
 
@@ -66,7 +71,6 @@ def _widget_values(view: RankView) -> dict[str, Any]:
         KEY["min_fabric"]: view.min_fabric or ANY,
         KEY["multi_node"]: view.multi_node,
         KEY["what_if"]: view.what_if or NO_WHAT_IF,
-        KEY["starred"]: list(view.starred),
     }
     values.update({FIELD_KEY[name]: getattr(fields, name) for name in WORKLOAD_FIELDS})
     return values
@@ -201,13 +205,43 @@ def what_if_choice() -> str | None:
     return None if choice == NO_WHAT_IF else choice
 
 
-def starred_choice(offer_keys: list[str], labels: dict[str, str], view: RankView) -> list[str]:
-    """The starred offers: any ranked offer, plus stars that no longer rank (still shown)."""
-    options = list(dict.fromkeys([*offer_keys, *view.starred]))
-    return st.multiselect(
-        "Star offers for the shortlist",
-        options,
-        key=KEY["starred"],
-        format_func=lambda key: labels.get(key, f"{key} (not in this ranking)"),
-        placeholder="Pick offers to compare and export",
+def star_grid(
+    table: pd.DataFrame, view: RankView, column_config: dict[str, Any], reseed: bool
+) -> RankView:
+    """The ranked offers as a grid whose row boxes are the stars; returns the view with the
+    stars its ticks describe (``view_state.starred_after``: stars of offers not in this
+    ranking stay, at most ``MAX_STARS``).
+
+    The grid's key names the ranking it shows (its offers in order), so a tick never lands on
+    another ranking's row. Its ticks are set from the view when the grid is new, when the
+    page is entered (``reseed``: the Shortlist may have removed stars) and after the cap
+    left ticks out."""
+    shown = [str(key) for key in table["offer_key"]]
+    key = STAR_GRID + hashlib.sha1("\n".join(shown).encode()).hexdigest()[:12]
+    capped = st.session_state.pop(CAPPED, 0)
+    if reseed or capped or key not in st.session_state:
+        rows = {offer: i for i, offer in enumerate(shown)}
+        ticked = [rows[offer] for offer in view.starred if offer in rows]
+        st.session_state[key] = {"selection": {"rows": ticked}}
+    if capped:
+        st.warning(
+            f"A shortlist holds at most {MAX_STARS} offers: {capped:,} more ticked were not "
+            "starred."
+        )
+    event = st.dataframe(
+        table,
+        key=key,
+        on_select="rerun",
+        selection_mode="multi-row",
+        hide_index=True,
+        width="stretch",
+        column_config=column_config,
     )
+    stars, left_out = starred_after(view.starred, shown, [shown[i] for i in event.selection.rows])
+    starred = replace(view, starred=stars)
+    if left_out:
+        # the grid shows more ticks than stars: tick it again from the stars, and say why
+        st.session_state[CAPPED] = left_out
+        remember(starred)
+        st.rerun()
+    return starred

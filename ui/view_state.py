@@ -13,7 +13,7 @@ and ``st.query_params``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,8 +24,13 @@ from pipeline.ranking import FABRIC_ORDER, RankingError, RankRequest, parse_gpu_
 from pipeline.workloads import WorkloadError, parse_workload, preset, presets
 from warehouse.models import PricingTier
 
-DEFAULT_PRESET = "llama3-8b"
-DEFAULT_GPUS = "64"
+# A job a buyer recognises whose best offers finish in about two weeks: GPT-3 175B (300B
+# tokens) on 512 GPUs, 64 nodes, where the fabric decides part of the answer. The Llama 3
+# presets train on 15T tokens: months to years at any count a catalog sells (docs/APP.md).
+DEFAULT_PRESET = "gpt3-175b"
+DEFAULT_GPUS = "512"
+# a shortlist is read side by side; more stars than this are a list, and flood the URL
+MAX_STARS = 20
 OBJECTIVES = ("cost", "time", "blend")
 TIERS = tuple(t.value for t in PricingTier)
 # classes a "what if" or a minimum can name ("none" carries no multi-node job)
@@ -270,6 +275,13 @@ def from_query_params(params: Mapping[str, Sequence[str]]) -> tuple[RankView, li
 
     for name, key in PARAMS.items():
         read(name, key)
+    stars = values.get("starred", ())
+    if len(stars) > MAX_STARS:
+        problems.append(
+            f"{PARAMS['starred']}: {len(stars)} offers starred, a shortlist holds at most "
+            f"{MAX_STARS}; the first {MAX_STARS} are kept"
+        )
+        values["starred"] = stars[:MAX_STARS]
     view = RankView(**values)
     if _one(params, CUSTOM_FLAG) == "1":
         try:
@@ -330,6 +342,19 @@ def _custom_fields(view: RankView, params: Mapping[str, Sequence[str]]) -> Workl
         else:
             out[name] = _number(text, kind, CUSTOM_PREFIX + name)
     return WorkloadFields(**out)
+
+
+def starred_after(
+    starred: Sequence[str], shown: Sequence[str], selected: Iterable[str]
+) -> tuple[tuple[str, ...], int]:
+    """The stars once the grid showing ``shown`` (in rank order) has ``selected`` ticked: stars
+    outside the grid stay, the grid's own follow its ticks (new ones in rank order), at most
+    ``MAX_STARS``; and how many ticks that cap left out."""
+    on_grid, ticked = set(shown), set(selected)
+    kept = [key for key in starred if key not in on_grid or key in ticked]
+    added = [key for key in shown if key in ticked and key not in set(starred)]
+    stars = [*kept, *added]
+    return tuple(stars[:MAX_STARS]), max(len(stars) - MAX_STARS, 0)
 
 
 # ---- session and URL (the only Streamlit-facing part)

@@ -1,7 +1,7 @@
 """The app in a real browser: `streamlit run` on 127.0.0.1, driven by Playwright with Debian's
-headless Chromium (installed by .ci/run). A shareable URL restores a ranking; two starred
-offers reach the Shortlist, whose CSV download equals the ranking rows; every page is
-screenshotted into test-artifacts/screenshots/.
+headless Chromium (installed by .ci/run). A shareable URL restores a ranking; two offers
+starred by ticking their boxes in the grid reach the Shortlist, whose CSV download equals the
+ranking rows; every page is screenshotted into test-artifacts/screenshots/.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from pipeline.ranking import RankRequest, parse_gpu_counts, rank
 from pipeline.workloads import preset
 from tests.helpers import AS_OF, ROOT, python_env
-from ui.rank_data import offer_label
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
@@ -121,6 +120,22 @@ def metric(page: Page, label: str) -> str:
     return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
+# the grid's geometry (Streamlit's default): a header row, then rows of this height; the
+# row's box sits in the first column
+GRID_ROW_PX = 35
+BOX_X_PX = 18
+
+
+def tick_row(page: Page, row: int) -> None:
+    """Click the box at the start of the ``row``-th row of the Rank page's grid of offers
+    (a canvas: the box is found by its place, below the header row)."""
+    grid = page.locator('[class*="st-key-rk_star_grid_"]')
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + BOX_X_PX, box["y"] + GRID_ROW_PX * (row + 1.5))
+
+
 def wait_until_idle(page: Page) -> None:
     """Wait for the script run to end (no running indicator) and its elements to be drawn
     (no placeholder skeletons), then a moment for canvases and charts."""
@@ -145,14 +160,9 @@ def test_a_shared_url_restores_the_ranking_and_the_starred_offers_download_as_cs
     expected = rank(fixture_warehouse, request, AS_OF).offers
     assert metric(page, "Offers ranked") == f"{len(expected):,}"
 
-    # star the first two offers of the ranking
-    stars = page.locator('[data-testid="stMultiSelect"]', has_text="Star offers")
-    for row in expected.head(2).to_dict("records"):
-        label = offer_label(row)  # the option text the page shows for this offer
-        stars.locator("input").click()
-        page.keyboard.type(label)  # filters the list down to this offer
-        page.get_by_role("option", name=label, exact=True).click()
-        page.keyboard.press("Escape")
+    # star the first two offers of the ranking: tick their boxes in the grid of offers
+    for row in (0, 1):
+        tick_row(page, row)
         wait_until_idle(page)
     expect(page).to_have_url(re.compile(r"star=.*star="))  # the URL carries both
     page.get_by_text("Open the shortlist (2 starred)").click()

@@ -7,8 +7,10 @@ from contextlib import contextmanager
 
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Dataframe
 
 from tests.helpers import ROOT
+from ui.rank_form import STAR_GRID
 
 APP = str(ROOT / "ui" / "app.py")
 DEFAULT_PAGE = "pages/rank.py"
@@ -38,6 +40,7 @@ def open_page(page: str, query_params: dict[str, str | list[str]] | None = None)
 
 def text_of(app: AppTest) -> str:
     parts = [e.value for e in app.markdown] + [e.value for e in app.caption]
+    parts += [e.label for e in app.expander]
     parts += (
         [e.value for e in app.warning] + [e.value for e in app.info] + [e.value for e in app.error]
     )
@@ -78,3 +81,26 @@ def url_values(app: AppTest, key: str) -> list[str]:
     """A query parameter of the app's URL as a list (AppTest gives one value as a string)."""
     value = app.query_params.get(key, [])
     return [value] if isinstance(value, str) else list(value)
+
+
+def star_grid(app: AppTest) -> Dataframe:
+    """The Rank page's grid of ranked offers, whose ticked rows are the stars."""
+    grids = [f for f in app.dataframe if f.key and f.key.startswith(STAR_GRID)]
+    assert len(grids) == 1, "one grid of ranked offers on the Rank page"
+    return grids[0]
+
+
+def ticked(app: AppTest) -> list[str]:
+    """The offer keys of the grid's ticked rows, in the grid's order."""
+    grid = star_grid(app)
+    rows = app.session_state[grid.key]["selection"]["rows"]
+    keys = list(grid.value["offer_key"])
+    return [keys[i] for i in sorted(rows)]
+
+
+def tick(app: AppTest, offer_keys: list[str]) -> AppTest:
+    """Tick exactly these offers' rows in the grid, as a click on their boxes does, and run."""
+    grid = star_grid(app)
+    rows = list(grid.value["offer_key"])
+    app.session_state[grid.key] = {"selection": {"rows": [rows.index(k) for k in offer_keys]}}
+    return app.run()

@@ -12,9 +12,9 @@ from streamlit.testing.v1 import AppTest
 from pipeline.ranking import rank
 from pipeline.workloads import preset
 from tests.helpers import AS_OF, publish_synthetic
-from tests.ui.apptest import open_page, text_of, url_values
-from ui.rank_data import SnapshotMoved, _inputs
-from ui.view_state import RankView, WorkloadFields, request_of
+from tests.ui.apptest import open_page, text_of, tick, ticked, url_values
+from ui.rank_data import SnapshotMoved, _inputs, duration
+from ui.view_state import DEFAULT_PRESET, MAX_STARS, RankView, WorkloadFields, request_of
 from warehouse.db import current_snapshot
 
 RANK = "pages/rank.py"
@@ -40,10 +40,10 @@ def test_the_ranking_matches_the_pipeline_and_shows_ranges(use_warehouse, fixtur
     shown = offers_shown(app)
     expected = rank(fixture_warehouse, request_of(RankView()), AS_OF).offers
     assert list(shown["offer_key"]) == list(expected["offer_key"])
-    # an unknown fabric that changes the answer is a range, never one number
-    differs = expected["fabric_range"] & (
-        expected["time_to_train_h"].round(6) != expected["time_to_train_h_low"].round(6)
-    )
+    # an unknown fabric that changes the answer (as shown: whole days past three) is a range,
+    # never one number
+    shown_as = expected["time_to_train_h"].map(duration)
+    differs = expected["fabric_range"] & (shown_as != expected["time_to_train_h_low"].map(duration))
     ranges = shown.loc[differs.to_numpy(), "time_to_train"]
     assert not ranges.empty and ranges.str.contains("–").all()
     same = shown.loc[(expected["fabric_range"] & ~differs).to_numpy(), "time_to_train"]
@@ -83,11 +83,10 @@ def test_query_params_restore_the_view(use_warehouse, fixture_warehouse):
     assert app.selectbox(key="rk_preset").value == "mixtral-8x7b"
     assert app.text_input(key="rk_gpus").value == "32-128"
     assert app.radio(key="rk_objective").value == "time"
-    assert app.multiselect(key="rk_starred").value == [star]
     assert app.selectbox(key="rk_what_if").value == "infiniband"
     shown = offers_shown(app)
     assert list(shown["offer_key"]) == list(expected["offer_key"])
-    assert shown.loc[shown["offer_key"] == star, "starred"].item()
+    assert ticked(app) == [star], "the link's star is ticked in the grid"
     what_if = [f.value for f in app.dataframe if "time_what_if" in f.value.columns]
     assert what_if and len(what_if[0]) == len(expected)
     # it says at which bandwidth each offer is costed, as the CLI and the memo do
@@ -101,15 +100,16 @@ def test_a_custom_workload_is_validated_and_ranked(use_warehouse, fixture_wareho
     app = open_page(RANK)
     app.toggle(key="rk_custom").set_value(True).run()
     assert not app.exception
-    assert app.number_input(key="rk_w_layers").value == preset("llama3-8b").layers
+    default = preset(DEFAULT_PRESET)
+    assert app.number_input(key="rk_w_layers").value == default.layers
     app.number_input(key="rk_w_heads").set_value(33).run()
     assert not app.exception
     assert any("not a multiple of heads 33" in e.value for e in app.error)
-    app.number_input(key="rk_w_heads").set_value(32)
-    app.number_input(key="rk_w_layers").set_value(16).run()
+    app.number_input(key="rk_w_heads").set_value(default.heads)
+    app.number_input(key="rk_w_layers").set_value(48).run()
     assert not app.exception and not app.error
-    assert url_values(app, "custom") == ["1"] and url_values(app, "w_layers") == ["16"]
-    assert "custom (Llama 3 8B)" in text_of(app)
+    assert url_values(app, "custom") == ["1"] and url_values(app, "w_layers") == ["48"]
+    assert f"custom ({default.name})" in text_of(app)
 
 
 def test_the_training_software_is_a_workload_choice_that_slows_eager_pytorch(
@@ -124,7 +124,7 @@ def test_the_training_software_is_a_workload_choice_that_slows_eager_pytorch(
     stack.select("eager").run()
     assert not app.exception and not app.error
     assert url_values(app, "w_stack") == ["eager"]
-    custom = WorkloadFields.of(preset("llama3-8b"))
+    custom = WorkloadFields.of(preset(DEFAULT_PRESET))
     tuned, eager = (
         rank(fixture_warehouse, request_of(RankView(custom=replace(custom, stack=s))), AS_OF)
         for s in ("megatron", "eager")
@@ -180,3 +180,63 @@ def test_a_full_warehouse_with_no_qualifying_offer_gives_the_real_reason(
     assert said is not None, text
     assert int(said.group(2).replace(",", "")) > 1
     assert "holds no offers yet" not in text and "empty warehouse" not in text
+
+
+def test_the_default_view_is_a_plan_a_buyer_would_sign(use_warehouse, fixture_warehouse):
+    """The first screen: a job whose best offers finish in weeks, not years, with no
+    warning about it, and the sources' state in one line above the answer."""
+    use_warehouse(fixture_warehouse)
+    app = open_page(RANK)
+    assert not app.exception
+    top = rank(fixture_warehouse, request_of(RankView()), AS_OF).offers.iloc[0]
+    assert 1 < top["time_to_train_h"] / 24 < 30
+    assert not [w for w in app.warning if "year" in w.value]
+    # failed refreshes and old data: counted in one line, the details on demand
+    [status] = [e for e in app.expander if e.label.startswith("Snapshot ")]
+    assert "failed their last refresh" in status.label and "hold old data" in status.label
+    assert not [w for w in app.warning if "refresh" in w.value or "Old data" in w.value]
+
+
+def test_a_plan_past_a_year_or_the_deadline_is_said_above_the_ranking(
+    use_warehouse, fixture_warehouse
+):
+    use_warehouse(fixture_warehouse)
+    view = RankView(preset="llama3-8b", gpus="32")
+    offers = rank(fixture_warehouse, request_of(view), AS_OF).offers
+    days = offers["time_to_train_h"] / 24
+    assert days.iloc[0] > 365 and days.min() < 365, "the case the warning is for"
+    app = open_page(RANK, {"preset": "llama3-8b", "gpus": "32"})
+    assert not app.exception
+    [said] = [w.value for w in app.warning if "year" in w.value]
+    assert said.startswith(f"The top-ranked offer takes {days.iloc[0] / 365:.1f} years")
+    assert f"{(days > 365).sum():,} of the {len(days):,} ranked offers take over a year" in said
+
+    # kept for its better end (the fabric unknown), its worse end past the deadline
+    deadline = 17
+    offers = rank(fixture_warehouse, request_of(RankView(deadline_days=deadline)), AS_OF).offers
+    past = (offers["time_to_train_h"] / 24 > deadline).sum()
+    assert past > 0, "offers whose range straddles the deadline"
+    app = open_page(RANK, {"deadline_days": str(deadline)})
+    assert not app.exception
+    [said] = [w.value for w in app.warning if "deadline" in w.value]
+    assert f"{past:,} of the {len(offers):,} ranked offers may miss your {deadline}-day" in said
+
+
+def test_an_offer_is_starred_in_the_grid_and_the_stars_are_capped(use_warehouse, fixture_warehouse):
+    use_warehouse(fixture_warehouse)
+    app = open_page(RANK)
+    shown = offers_shown(app)
+    assert "starred" not in shown.columns, "no box that looks clickable and is not"
+    keys = list(shown["offer_key"])
+    tick(app, [keys[3]])
+    assert not app.exception
+    assert url_values(app, "star") == [keys[3]]
+    assert any("Open the shortlist (1 starred)" in link.label for link in app.get("page_link"))
+    tick(app, [keys[3], keys[1]])
+    assert url_values(app, "star") == [keys[3], keys[1]], "a new star follows the old ones"
+    # ticking every row (the grid's "select all") stars no more than a shortlist holds
+    tick(app, keys)
+    assert not app.exception
+    assert url_values(app, "star") == [keys[3], keys[1], *keys[0:1], *keys[2:3], *keys[4:20]]
+    assert len(ticked(app)) == MAX_STARS
+    assert any(f"at most {MAX_STARS} offers" in w.value for w in app.warning)

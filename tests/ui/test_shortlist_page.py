@@ -11,7 +11,15 @@ import pytest
 from pipeline import shortlist as shortlisting
 from pipeline.ranking import RANKED_COLUMNS, rank
 from tests.helpers import AS_OF
-from tests.ui.apptest import captured_downloads, download_data, open_page, text_of, url_values
+from tests.ui.apptest import (
+    captured_downloads,
+    download_data,
+    open_page,
+    text_of,
+    tick,
+    ticked,
+    url_values,
+)
 from ui import shortlist_files
 from ui.view_state import RankView, request_of
 
@@ -30,7 +38,7 @@ def test_starred_offers_reach_the_shortlist_and_its_csv_is_the_ranking_rows(
     keys = list(fixture_ranking.offers["offer_key"].iloc[[0, 2]])
     with captured_downloads() as downloads:
         app = open_page("pages/rank.py")
-        app.multiselect(key="rk_starred").select(keys[0]).select(keys[1]).run()
+        tick(app, keys)  # the two offers' boxes in the grid of ranked offers
         assert not app.exception
         assert url_values(app, "star") == keys
         app.switch_page(SHORTLIST)
@@ -48,6 +56,22 @@ def test_starred_offers_reach_the_shortlist_and_its_csv_is_the_ranking_rows(
         "Markdown memo",
     ]
     assert url_values(app, "star") == keys, "the shortlist's URL reproduces it too"
+
+
+def test_a_star_removed_on_the_shortlist_is_unticked_on_the_rank_page(
+    use_warehouse, fixture_warehouse, fixture_ranking
+):
+    use_warehouse(fixture_warehouse)
+    keys = list(fixture_ranking.offers["offer_key"].iloc[[1, 4]])
+    app = open_page("pages/rank.py")
+    tick(app, keys)
+    app.switch_page(SHORTLIST)
+    app.run()
+    app.multiselect(key="sl_starred").unselect(keys[0]).run()
+    app.switch_page("pages/rank.py")
+    app.run()
+    assert not app.exception
+    assert ticked(app) == keys[1:] and url_values(app, "star") == keys[1:]
 
 
 def test_a_shortlist_link_opens_on_the_shortlist(use_warehouse, fixture_warehouse):

@@ -6,13 +6,17 @@ from collections.abc import Mapping
 
 import pytest
 
-from pipeline.workloads import preset
+from pipeline.workloads import preset, presets
 from ui.view_state import (
+    DEFAULT_GPUS,
+    DEFAULT_PRESET,
+    MAX_STARS,
     InputError,
     RankView,
     WorkloadFields,
     from_query_params,
     request_of,
+    starred_after,
     to_query_params,
     workload_of,
 )
@@ -93,3 +97,33 @@ def test_request_errors_name_the_input():
         request_of(RankView(gpu_models=("Z9000",)))
     request = request_of(RankView(deadline_days=2.0, max_budget_usd=1000.0))
     assert request.deadline_hours == 48.0 and request.max_budget_usd == 1000.0
+
+
+def test_the_default_view_is_a_preset_and_a_count_only_changes_enter_the_url():
+    assert (RankView().preset, RankView().gpus) == (DEFAULT_PRESET, DEFAULT_GPUS)
+    assert DEFAULT_PRESET in presets()
+    # the former default is now a change, and says so in the URL
+    view = RankView(preset="llama3-8b", gpus="64")
+    assert to_query_params(view) == {"preset": "llama3-8b", "gpus": "64"}
+    assert from_query_params(as_url(to_query_params(view))) == (view, [])
+    assert to_query_params(RankView(gpus=DEFAULT_GPUS, preset=DEFAULT_PRESET)) == {}
+
+
+def test_stars_follow_the_grid_and_keep_those_it_does_not_show():
+    shown = ["a", "b", "c", "d"]
+    # "z" is starred but not in this ranking: it stays; "b" unticked goes; "d" ticked joins
+    stars, left_out = starred_after(("z", "b", "a"), shown, ["d", "a"])
+    assert (stars, left_out) == (("z", "a", "d"), 0)
+    many = [f"o{i}" for i in range(MAX_STARS + 7)]
+    stars, left_out = starred_after(("o5",), many, many)
+    assert stars[0] == "o5" and len(stars) == MAX_STARS and left_out == 7
+
+
+def test_a_link_with_more_stars_than_a_shortlist_holds_keeps_the_first():
+    keys = [f"p/o{i}/-/on_demand" for i in range(MAX_STARS + 226)]
+    view, problems = from_query_params({"star": keys})
+    assert view.starred == tuple(keys[:MAX_STARS])
+    assert problems == [
+        f"star: {len(keys)} offers starred, a shortlist holds at most {MAX_STARS}; the first "
+        f"{MAX_STARS} are kept"
+    ]

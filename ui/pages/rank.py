@@ -9,9 +9,8 @@ import streamlit as st
 from pipeline.ranking import what_if_rule
 from pipeline.status import FRESHNESS_SQL
 from ui import charts, rank_form, view_state
-from ui.components import read_snapshot, settings_or_stop, status_caption
+from ui.components import plan_warnings, read_snapshot, settings_or_stop, status_caption
 from ui.rank_data import (
-    offer_label,
     offers_table,
     providers_table,
     rank_inputs,
@@ -34,7 +33,8 @@ status_caption(snapshot, frames["freshness"], stale_after_hours)
 view, problems = view_state.current_view()
 for problem in problems:
     st.warning(f"The link had a value that could not be restored: {problem}")
-rank_form.seed(view, force=view_state.entering("rank"))
+entered = view_state.entering("rank")
+rank_form.seed(view, force=entered)
 view = rank_form.render(view, inputs.catalog)
 view_state.remember(view)
 try:
@@ -80,6 +80,8 @@ elif offers.empty:
         else "No offer qualifies. Loosen the constraints or change the GPU count."
     )
 else:
+    for warning in plan_warnings(offers, view.deadline_days):
+        st.warning(warning, icon=":material/schedule:")
     st.caption(
         "Where a provider has not stated its fabric (or its bandwidth), time and cost are a "
         "range from plain Ethernet to InfiniBand (or 50 to 400 Gb/s per GPU) and offers are "
@@ -95,36 +97,38 @@ else:
     )
 
     st.subheader("Offers")
-    labels = {r["offer_key"]: offer_label(r) for r in offers.to_dict("records")}
-    starred = rank_form.starred_choice(list(offers["offer_key"]), labels, view)
-    view = replace(view, starred=tuple(starred))
-    view_state.remember(view)
-    if starred:
-        st.page_link(
-            "pages/shortlist.py", label=f"Open the shortlist ({len(starred)} starred)", icon="⭐"
-        )
-    st.dataframe(
-        offers_table(offers, starred),
-        hide_index=True,
-        width="stretch",
-        column_config=RANKED_COLUMN_CONFIG,
+    st.caption(
+        f"Tick the box at the start of a row to star the offer for the Shortlist (at most "
+        f"{view_state.MAX_STARS}); click a column's header to sort by it."
     )
-
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Time against cost")
-        st.altair_chart(charts.time_cost_scatter(offers), width="stretch")
-        st.caption(
-            "Each point is an offer at its worse end; a segment runs to its better end where "
-            "the fabric is unknown. The dashed line joins the offers no other beats on both."
+    table = offers_table(offers, view.starred).drop(columns=["starred"])
+    view = rank_form.star_grid(table, view, RANKED_COLUMN_CONFIG, reseed=entered)
+    view_state.remember(view)
+    elsewhere = set(view.starred) - set(offers["offer_key"])
+    if view.starred:
+        not_ranked = f", {len(elsewhere)} of them not in this ranking" if elsewhere else ""
+        st.page_link(
+            "pages/shortlist.py",
+            label=f"Open the shortlist ({len(view.starred)} starred{not_ranked})",
+            icon="⭐",
         )
-    with right:
-        st.subheader("Where a training step goes")
-        top = len(offers)
-        if len(offers) > 1:
-            top = st.slider("Offers shown", 1, min(30, len(offers)), min(10, len(offers)))
-        st.altair_chart(charts.step_time_bars(step_parts(offers, top)), width="stretch")
-        st.caption("Exposed communication is what overlapping with compute did not hide.")
+
+    # one chart a row: beside another, a legend of twenty providers leaves the plot a sliver
+    st.subheader("Time against cost")
+    st.altair_chart(
+        charts.time_cost_scatter(offers, inputs.catalog["provider"].dropna()), width="stretch"
+    )
+    st.caption(
+        "Each point is an offer at its worse end; a segment runs to its better end where "
+        "the fabric is unknown. The dashed line joins the offers no other beats on both. "
+        "Each provider keeps its colour in every view."
+    )
+    st.subheader("Where a training step goes")
+    top = len(offers)
+    if len(offers) > 1:
+        top = st.slider("Offers shown", 1, min(30, len(offers)), min(10, len(offers)))
+    st.altair_chart(charts.step_time_bars(step_parts(offers, top)), width="stretch")
+    st.caption("Exposed communication is what overlapping with compute did not hide.")
 
     st.subheader("What if the fabric were different")
     fabric = rank_form.what_if_choice()
