@@ -779,15 +779,24 @@ def _region(row: dict[str, Any]) -> str | None:
     return row["region"] if more <= 0 or row["region"] is None else f"{row['region']} +{more}"
 
 
+def _seller(row: dict[str, Any]) -> str:
+    """The provider, or 'sold by X, runs on Y' where a reseller sells the provider's machine."""
+    sold_by = row.get("sold_by")
+    if _missing(sold_by) or sold_by == row["provider"]:
+        return str(row["provider"])
+    return f"sold by {sold_by}, runs on {row['provider']}"
+
+
 # A ranked offer as a person reads it, header -> value: the costs in USD, times in days, shares
-# in percent; JSON and CSV carry the raw fields (hours, fractions) at full precision.
+# in percent; JSON and CSV carry the raw fields (hours, fractions) at full precision. The offer
+# is its label (GPUs per instance, GPU, fabric as stated); its raw id is in csv and json.
 RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "#": lambda r: r["rank"],
-    "provider": lambda r: r["provider"],
-    "offer": lambda r: r["instance_type"],
-    "region": _region,
-    "GPU": lambda r: r["gpu_model"],
+    "provider": _seller,
+    "offer": lambda r: r["offer_label"],
+    "per node": lambda r: r["gpus_per_node"],
     "GPUs": lambda r: r["gpus"],
+    "region": _region,
     "days": lambda r: _days(r["time_to_train_h"], r["time_to_train_h_low"]),
     "cost (USD)": lambda r: _usd(r["cost_usd"], r["cost_usd_low"]),
     "USD/GPU-h": lambda r: _number(r["price_usd_per_gpu_hour"], 3),
@@ -800,12 +809,12 @@ RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 RANGE_NOTE = "days and cost: a range where the fabric is unknown, ranked by the worse end"
 EXCLUDED_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "provider": lambda r: r["provider"],
-    "offer": lambda r: r["instance_type"],
+    "provider": _seller,
+    "offer": lambda r: r["offer_label"],  # GPUs per instance, GPU and fabric as stated
+    "GPUs": lambda r: r["gpus"],
+    "offer id": lambda r: r["instance_type"],  # to find the offer a reason is about
     "region": lambda r: r["region"],
     "tier": lambda r: r["pricing_tier"],
-    "GPU": lambda r: r["gpu_model"],
-    "GPUs": lambda r: r["gpus"],
     "USD/GPU-h": lambda r: _number(r["price_usd_per_gpu_hour"], 3),
     "why excluded": lambda r: r["reason"],
 }
@@ -830,7 +839,7 @@ ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "fits": lambda r: _yes_no(r["fits_memory"]),
 }
 # left out first when a table is wider than the terminal, in this order
-RANK_OPTIONAL = ["Pareto", "price age (d)", "GPUs", "verdict", "region", "MFU"]
+RANK_OPTIONAL = ["Pareto", "price age (d)", "verdict", "region", "MFU"]
 EXCLUDED_OPTIONAL = ["USD/GPU-h", "tier", "region"]
 ESTIMATE_OPTIONAL = ["fabric figures", "step (s)", "comm exposed", "GPUs", "verdict"]
 
@@ -976,9 +985,8 @@ def rank(
 # Today's fabric beside the what-if, per ranked offer (ranking.what_if_changes)
 WHAT_IF_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "#": lambda r: r["rank"],
-    "provider": lambda r: r["provider"],
-    "offer": lambda r: r["instance_type"],
-    "GPU": lambda r: r["gpu_model"],
+    "provider": _seller,
+    "offer": lambda r: r["offer_label"],
     "GPUs": lambda r: r["gpus"],
     "fabric now": lambda r: r["fabric_now"],
     "Gb/s/GPU": lambda r: _gbps(r["fabric_what_if"]) or r["what_if_note"],

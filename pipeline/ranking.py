@@ -19,6 +19,7 @@ Honesty rules (docs/RANKING.md):
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -26,6 +27,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,6 +40,7 @@ from pipeline.calibrate import ALL_REDUCE_SQL, all_reduce_by_provider
 from pipeline.model.scaling import estimate
 from pipeline.model.workload import Workload
 from warehouse.db import SnapshotInfo, read_frames
+from warehouse.gpus import REFERENCE_DIR
 from warehouse.models import PricingTier
 
 # How good a fabric is for multi-node training, for "at least this class" constraints.
@@ -238,15 +241,18 @@ STEP_PARTS = (
 RANKED_COLUMNS = [
     "rank",
     "provider",
+    "sold_by",
+    "sold_and_run_by",
+    "offer_label",
+    "gpu_model",
+    "gpus_per_node",
+    "gpus",
+    "nodes",
     "instance_type",
     "region",
     "regions",
     "region_count",
     "pricing_tier",
-    "gpu_model",
-    "gpus",
-    "gpus_per_node",
-    "nodes",
     "time_to_train_h",
     "time_to_train_h_low",
     "cost_usd",
@@ -274,6 +280,7 @@ RANKED_COLUMNS = [
     "price_source_url",
     "price_observed_at",
     "price_obtained_by",
+    "price_published_by",
     "data_age_days",
     "transparency_score",
     "pareto",
@@ -285,12 +292,14 @@ RANKED_COLUMNS = [
 ]
 EXCLUDED_COLUMNS = [
     "provider",
-    "instance_type",
-    "region",
-    "pricing_tier",
+    "sold_by",
+    "offer_label",
     "gpu_model",
     "gpus",
     "reason",
+    "instance_type",
+    "region",
+    "pricing_tier",
     "price_usd_per_gpu_hour",
     "price_source_url",
     "offer_key",
@@ -381,7 +390,7 @@ def rank_offers(
     snapshot_id = snapshot.snapshot_id if snapshot else None
     candidates: list[dict[str, Any]] = []
     # offer-level exclusions in bulk (columns, not rows): most offers stop here
-    offers = offers.reset_index(drop=True)
+    offers = with_offer_identity(offers.reset_index(drop=True))
     keys = _offer_keys(offers)
     reasons = _offer_reasons(offers, request, specs, now)
     out = reasons.notna()
@@ -392,6 +401,8 @@ def rank_offers(
     for offer, key in zip(frames.records(kept), keys[kept.index], strict=True):
         base = {
             "provider": offer["provider"],
+            "sold_by": offer["sold_by"],
+            "offer_label": offer["offer_label"],
             "instance_type": offer["instance_type"],
             "region": offer.get("region"),
             "pricing_tier": offer["pricing_tier"],
@@ -474,6 +485,153 @@ def offer_key(offer: Mapping[str, Any]) -> str:
     return "/".join("-" if _missing(v) or v == "" else str(v) for v in values)
 
 
+# ---- what an offer is and who sells it, in a buyer's words
+
+# Broker catalogs: each row names the cloud it runs on (its ``provider``, from the spider's
+# ``broker_providers``), and the price is the broker's, who takes the payment. Every other
+# source sells what it lists itself: its rows' ``provider`` is the seller.
+RESELLER_SOURCES: dict[str, str] = {
+    "skypilot_primeintellect": "prime_intellect",
+    "skypilot_shadeform": "shadeform",
+}
+# Third parties whose catalogs copy a seller's prices (obtained_by 'catalog'): a mirror, third-
+# party evidence of a price the seller published (docs/TRANSPARENCY.md grades).
+CATALOG_PUBLISHERS: dict[str, str] = {"skypilot_": "SkyPilot's catalog"}
+# How each way of obtaining a price reads (warehouse.models' obtained_by)
+_OWN_PRICE_WORDS: dict[str, str] = {
+    "api": "{seller}, through its own price API",
+    "scraped": "{seller}, on its own pricing page",
+    "curated": "{seller}, typed in by hand from a page it published",
+}
+# fabric classes as their makers spell them
+FABRIC_NAMES: dict[str, str] = {
+    "infiniband": "InfiniBand",
+    "spectrum_x": "Spectrum-X",
+    "ultra_ethernet": "Ultra Ethernet",
+    "roce": "RoCE",
+    "efa": "EFA",
+    "tcpx": "GPUDirect-TCPX",
+    "ethernet": "Ethernet (TCP)",
+}
+
+
+@cache
+def _provider_reference() -> dict[str, tuple[str, str | None]]:
+    """provider -> (display name, kind), from warehouse/reference/providers.csv."""
+    with (REFERENCE_DIR / "providers.csv").open(newline="", encoding="utf-8") as handle:
+        return {
+            row["provider"]: (row["display_name"] or row["provider"], row["kind"] or None)
+            for row in csv.DictReader(handle)
+        }
+
+
+def provider_name(provider: str | None) -> str:
+    """A provider's display name (providers.csv), or its id when it has none."""
+    if _missing(provider) or not provider:
+        return "not stated"
+    return _provider_reference().get(provider, (provider, None))[0]
+
+
+def gpu_name(gpu_model: str | None) -> str | None:
+    """A canonical GPU id as people write it: 'H100-SXM-80GB' -> 'H100 SXM 80GB'."""
+    if _missing(gpu_model) or not gpu_model:
+        return None
+    return " ".join("PCIe" if part == "PCIE" else part for part in str(gpu_model).split("-"))
+
+
+def _gbps(value: Any) -> str | None:
+    return None if _missing(value) or not value else f"{float(value):,g} Gb/s"
+
+
+def offer_label(offer: Mapping[str, Any]) -> str:
+    """What the offer is, from its stated fields only: '8x H100 SXM 80GB, 3,200 Gb/s
+    InfiniBand'. An unknown part is said to be unknown, never guessed from the offer's name."""
+    gpu = gpu_name(offer.get("gpu_model"))
+    if gpu is None:
+        published = offer.get("gpu_name")
+        gpu = "GPU not stated" if _missing(published) else f"{published} (GPU not identified)"
+    count = offer.get("gpu_count")
+    if offer.get("price_basis") in ("per_gpu", "gpu_only_host_extra") and count == 1:
+        what = f"{gpu}, priced per GPU"  # a slice of a node whose size the listing does not say
+    else:
+        what = gpu if _missing(count) or not count else f"{int(count)}x {gpu}"
+    fabric = offer.get("fabric_class")
+    per_node, per_gpu = (
+        _gbps(offer.get("fabric_gbps_per_node")),
+        _gbps(offer.get("fabric_gbps_per_gpu")),
+    )
+    bandwidth = per_node or (per_gpu and f"{per_gpu} per GPU")
+    if fabric == "none":
+        link = "no cluster fabric"
+    elif not _missing(fabric) and fabric:
+        name = FABRIC_NAMES.get(str(fabric), str(fabric))
+        link = f"{bandwidth} {name}" if bandwidth else f"{name}, bandwidth not stated"
+    else:
+        link = f"{bandwidth}, fabric class not stated" if bandwidth else "fabric not stated"
+    return f"{what}, {link}"
+
+
+def seller(offer: Mapping[str, Any]) -> tuple[str, str, str | None]:
+    """(sold_by, 'sold by X, runs on Y', who published the price) of one offer.
+
+    ``sold_by`` is who publishes the price and takes the payment: the broker for a broker's
+    catalog row (RESELLER_SOURCES), else the offer's provider. The provider stays the cloud the
+    offer runs on; a marketplace's or broker's own listing names no cloud behind it, and says so.
+    """
+    provider = offer.get("provider")
+    source = "" if _missing(offer.get("source")) else str(offer.get("source"))
+    sold_by = RESELLER_SOURCES.get(source, provider)
+    name, kind = provider_name(sold_by), _provider_reference().get(sold_by or "", ("", None))[1]
+    if sold_by != provider:
+        sold = f"sold by {name}, runs on {provider_name(provider)}"
+    elif kind == "marketplace":
+        sold = f"sold by {name}, a marketplace: runs on a host it lists, not a named cloud"
+    elif kind == "broker":
+        sold = f"sold by {name}, a broker: the cloud it runs on is not stated"
+    else:
+        sold = f"sold by {name}"
+    obtained = offer.get("price_obtained_by")
+    if obtained == "catalog":
+        publisher = next(
+            (who for prefix, who in CATALOG_PUBLISHERS.items() if source.startswith(prefix)),
+            f"a third party's catalog (source {source or 'not stated'})",
+        )
+        published = f"{name}, copied by {publisher}, a third-party mirror of its list"
+    elif obtained in _OWN_PRICE_WORDS:
+        published = _OWN_PRICE_WORDS[str(obtained)].format(seller=name)
+    else:
+        published = None
+    return str(sold_by), sold, published
+
+
+def with_offer_identity(offers: pd.DataFrame) -> pd.DataFrame:
+    """``offers`` with ``offer_label``, ``sold_by``, ``sold_and_run_by`` and
+    ``price_published_by`` (see ``offer_label`` and ``seller``)."""
+    rows = frames.records(offers[[c for c in _IDENTITY_FIELDS if c in offers.columns]])
+    sold = [seller(row) for row in rows]
+    return offers.assign(
+        offer_label=[offer_label(row) for row in rows],
+        sold_by=[s[0] for s in sold],
+        sold_and_run_by=[s[1] for s in sold],
+        price_published_by=[s[2] for s in sold],
+    )
+
+
+# the stated fields an offer's label and seller are built from
+_IDENTITY_FIELDS = (
+    "provider",
+    "source",
+    "gpu_model",
+    "gpu_name",
+    "gpu_count",
+    "price_basis",
+    "fabric_class",
+    "fabric_gbps_per_node",
+    "fabric_gbps_per_gpu",
+    "price_obtained_by",
+)
+
+
 # ---- per offer
 
 
@@ -516,10 +674,18 @@ def _offer_reasons(
 
     tiers = {t.value for t in request.tiers}
     give(~tier.isin(tiers), "pricing tier " + tier.astype(str) + " not requested")
-    give(model.isna(), "GPU not identified (the provider calls it " + name.map(repr) + ")")
+    give(
+        model.isna(),
+        "GPU not identified: the listing calls it "
+        + name.map(repr)
+        + ", not enough to tell which GPU (model, form factor, memory), so its speed is unknown",
+    )
     give(
         model.notna() & ~model.isin(list(specs)),
-        "GPU " + model.astype(str) + ": its specs are incomplete in gpus.csv",
+        "GPU "
+        + model.map(gpu_name).astype(str)
+        + ": no training time can be estimated, as we hold no sourced figure for its compute, "
+        "memory or GPU-to-GPU bandwidth",
     )
     if request.gpu_models is not None:
         give(
@@ -533,7 +699,11 @@ def _offer_reasons(
             + region.fillna("not stated").astype(str)
             + " not among the requested regions",
         )
-    give(price.isna() | (price.fillna(0) == 0), "no price in USD per GPU-hour")
+    give(
+        price.isna() | (price.fillna(0) == 0),
+        "no price per GPU-hour in US dollars (none stated, or in a currency without a rate), "
+        "so its cost cannot be computed",
+    )
     if request.max_price_age_days is not None and "price_observed_at" in offers.columns:
         observed = pd.to_datetime(offers["price_observed_at"], utc=True, errors="coerce")
         age = (pd.Timestamp(now) - observed).dt.total_seconds() / 86400.0
@@ -548,11 +718,10 @@ def _offer_reasons(
     if request.min_fabric_class:
         floor = FABRIC_ORDER[request.min_fabric_class]
         rank_of = fabric.map(lambda f: FABRIC_ORDER.get(f, -1) if f is not None else -1)
-        stated = fabric.fillna("unknown (no source states it)").astype(str)
-        give(
-            rank_of < floor,
-            "fabric " + stated + f" is below the minimum {request.min_fabric_class}",
+        stated = ("fabric " + fabric.astype(str) + " is below").where(
+            fabric.notna(), "no source states its fabric, so it cannot be shown to meet"
         )
+        give(rank_of < floor, stated + f" the minimum {request.min_fabric_class}")
     if request.multi_node_required:
         stated = multi.map(lambda m: "not stated" if m is None else "single-node only")
         give(
@@ -566,6 +735,7 @@ def _offer_reasons(
 # ranking reads but the region (Lambda's catalog repeats each type in 17 regions at one price).
 _SAME_OFFER = (
     "provider",
+    "sold_by",
     "instance_type",
     "pricing_tier",
     "price_basis",
@@ -872,10 +1042,16 @@ def _result_reason(row: Mapping[str, Any], request: RankRequest) -> str | None:
         )
     if request.deadline_hours and row["time_to_train_h_low"] > request.deadline_hours:
         return (
-            f"takes at least {row['time_to_train_h_low']:,.1f} h, past the "
-            f"{request.deadline_hours:,.1f} h deadline"
+            f"takes at least {row['time_to_train_h_low'] / 24:,.1f} days even on the best "
+            f"fabric, past the {_days_text(request.deadline_hours)}-day deadline"
         )
     return None
+
+
+def _days_text(hours: float) -> str:
+    """Hours as days at one decimal, as the app and the CLI ask for deadlines ('300' for a
+    whole number of days)."""
+    return f"{hours / 24:,.1f}".removesuffix(".0")
 
 
 def _note_limits(rows: list[dict[str, Any]], request: RankRequest) -> list[dict[str, Any]]:
@@ -932,11 +1108,17 @@ def _age_days(now: datetime, observed: Any) -> float | None:
 
 
 def _providers(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each provider's best offer (its best rank) and how many offers qualified."""
+    """Each provider's best offer (its best rank) and how many offers qualified: what it is
+    (GPU, GPUs per node, label), who sells it, and its time and cost."""
     columns = [
         "provider",
         "rank",
         "offers",
+        "gpu_model",
+        "gpus_per_node",
+        "offer_label",
+        "sold_by",
+        "sold_and_run_by",
         "instance_type",
         "gpus",
         "time_to_train_h",
@@ -960,8 +1142,10 @@ def _providers(frame: pd.DataFrame) -> pd.DataFrame:
 WHAT_IF_COLUMNS = [
     "rank",
     "provider",
-    "instance_type",
+    "sold_by",
+    "offer_label",
     "gpu_model",
+    "gpus_per_node",
     "gpus",
     "fabric_now",
     "fabric_what_if",
@@ -980,6 +1164,7 @@ WHAT_IF_COLUMNS = [
     "verdict",
     "verdict_what_if",
     "what_if_note",
+    "instance_type",
     "offer_key",
 ]
 

@@ -108,7 +108,7 @@ def from_result(
 
 def _sensitivity(result: ranking.RankResult, rows: pd.DataFrame) -> pd.DataFrame:
     """The shortlisted offers estimated as if on each of SENSITIVITY_CLASSES."""
-    frame = rows[["offer_key", "provider", "instance_type", "gpus", "nodes"]].copy()
+    frame = rows[["offer_key", "provider", "offer_label", "instance_type", "gpus", "nodes"]].copy()
     if result.catalog.empty:
         return frame
     for fabric in SENSITIVITY_CLASSES:
@@ -306,8 +306,11 @@ FABRIC_NAMES = {"infiniband": "InfiniBand", "ethernet": "plain Ethernet"}
 # every column a sheet of the workbook shows, by its name in the frames (and the CSV)
 COLUMNS: dict[str, Column] = {
     "rank": Column("Rank", COUNT),
-    "provider": Column("Provider"),
-    "instance_type": Column("Offer"),
+    "provider": Column("Provider (runs on)"),
+    "sold_by": Column("Sold by"),
+    "sold_and_run_by": Column("Who you pay"),
+    "offer_label": Column("Offer"),
+    "instance_type": Column("Offer id"),
     "region": Column("Region"),
     "regions": Column("Regions"),
     "region_count": Column("Regions (count)", COUNT),
@@ -343,6 +346,7 @@ COLUMNS: dict[str, Column] = {
     "price_source_url": Column("Price source"),
     "price_observed_at": Column("Price observed (UTC)", TIME),
     "price_obtained_by": Column("Price obtained by"),
+    "price_published_by": Column("Price published by"),
     "data_age_days": Column("Price age (days)", COUNT),
     "transparency_score": Column("Transparency score", TWO_DECIMALS),
     "pareto": Column("On the time-cost frontier"),
@@ -389,14 +393,16 @@ COLUMNS: dict[str, Column] = {
 
 # the shortlist sheet: what a buyer decides on, in this order (the rest is on ``details``,
 # after ROW_IDENTITY, which both sheets start with)
-ROW_IDENTITY = ("rank", "provider", "instance_type")
+ROW_IDENTITY = ("rank", "provider", "offer_label")
 SHORTLIST_COLUMNS = (
     *ROW_IDENTITY,
+    "gpu_model",
+    "gpus_per_node",
+    "gpus",
+    "sold_and_run_by",
+    "instance_type",
     "region",
     "pricing_tier",
-    "gpu_model",
-    "gpus",
-    "gpus_per_node",
     "fabric_estimated_as",
     "price_usd_per_gpu_hour",
     "time_to_train_h",
@@ -510,9 +516,9 @@ def memo(shortlist: Shortlist) -> str:
         "",
         "## Shortlist",
         "",
-        "| rank | provider | offer | GPUs | days | cost | $/M tokens | MFU | verdict | fabric "
-        "| transparency | price age |",
-        "|---:|---|---|---:|---:|---:|---:|---:|---|---|---:|---|",
+        "| rank | provider | GPU | GPUs per node | offer | who you pay | GPUs | days | cost "
+        "| $/M tokens | MFU | verdict | fabric | transparency | price age |",
+        "|---:|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---|---:|---|",
     ]
     old_prices = []
     for _, row in rows.iterrows():
@@ -523,8 +529,9 @@ def memo(shortlist: Shortlist) -> str:
             old_prices.append(f"{row['provider']} {row['instance_type']} ({age:,.0f} days)")
         age_text = "unknown" if age is None or pd.isna(age) else f"{age:,.0f} days"
         lines.append(
-            f"| {row['rank']} | {_md(row['provider'])} | {_md(row['instance_type'])} "
-            f"({_md(_regions(row))}, {_md(row['pricing_tier'])}) | "
+            f"| {row['rank']} | {_md(row['provider'])} | {_md(ranking.gpu_name(row['gpu_model']))} "
+            f"| {row['gpus_per_node']} | {_md(row['offer_label'])} (`{_md(row['instance_type'])}`, "
+            f"{_md(_regions(row))}, {_md(row['pricing_tier'])}) | {_md(row['sold_and_run_by'])} | "
             f"{row['gpus']} | {_days(row)} | {_usd(row)} | "
             f"{row['usd_per_million_tokens']:,.3f} | {row['mfu']:.0%} | {_md(row['verdict'])} | "
             f"{_md(row['fabric_estimated_as'])} | "
@@ -544,7 +551,7 @@ def memo(shortlist: Shortlist) -> str:
         "",
         "## Verdict",
         "",
-        f"The top offer ({best['provider']}, {best['instance_type']}) is "
+        f"The top offer ({best['provider']}, {best['offer_label']}, {best['sold_and_run_by']}) is "
         f"**{best['verdict']}** for this job: {best['comm_fraction_exposed']:.0%} of its step "
         f"is exposed communication, {best['fabric_share_of_comm']:.0%} of that on the "
         f"inter-node fabric; layout {best['layout']}, {best['memory_gb_per_gpu']:.0f} GB per GPU.",
@@ -560,15 +567,14 @@ def memo(shortlist: Shortlist) -> str:
         "|---|---|---:|---:|---:|",
     ]
     for _, row in shortlist.sensitivity.iterrows():
+        offer = f"{_md(row['offer_label'])} (`{_md(row['instance_type'])}`)"
         ib, eth = row.get("time_to_train_h_infiniband"), row.get("time_to_train_h_ethernet")
         if ib is None or eth is None or pd.isna(ib) or pd.isna(eth):
-            lines.append(
-                f"| {_md(row['provider'])} | {_md(row['instance_type'])} | n/a | n/a | n/a |"
-            )
+            lines.append(f"| {_md(row['provider'])} | {offer} | n/a | n/a | n/a |")
             continue
         extra = row["cost_usd_ethernet"] - row["cost_usd_infiniband"]
         lines.append(
-            f"| {_md(row['provider'])} | {_md(row['instance_type'])} | {ib / 24:,.1f} | "
+            f"| {_md(row['provider'])} | {offer} | {ib / 24:,.1f} | "
             f"{eth / 24:,.1f} | ${extra:,.0f} ({eth / ib - 1:+.0%} time) |"
         )
     lines += ["", "## Questions to send each provider", ""]
@@ -580,6 +586,7 @@ def memo(shortlist: Shortlist) -> str:
                 f" (transparency {score.score:.2f}, questionnaire {score.questionnaire_version})"
             )
         lines += [header, ""]
+        lines += _who_quotes(rows[rows["provider"] == provider])
         if not questions:
             lines += ["Every question is answered with evidence; nothing to ask.", ""]
             continue
@@ -593,10 +600,11 @@ def memo(shortlist: Shortlist) -> str:
     for _, row in rows.iterrows():
         price_seen = _md(_date(row["price_observed_at"]))
         lines.append(
-            f"- {_md(row['provider'])} {_md(row['instance_type'])}: price "
-            f"{row['price_usd_per_gpu_hour']:g} USD per GPU-hour from "
-            f"{_md(row['price_source_url'])} (observed {price_seen}, "
-            f"{_md(row['price_obtained_by'])}); fabric: "
+            f"- {_md(row['provider'])} {_md(row['instance_type'])} "
+            f"({_md(row['sold_and_run_by'])}): price "
+            f"{row['price_usd_per_gpu_hour']:g} USD per GPU-hour published by "
+            f"{_md(row['price_published_by'])}, from {_md(row['price_source_url'])} (observed "
+            f"{price_seen}, {_md(row['price_obtained_by'])}); fabric: "
             + (
                 f"{_md(row['fabric_class'])} from {_md(row['fabric_source_url'])} "
                 f"({_md(row.get('fabric_source_grade') or 'ungraded')} evidence, dated "
@@ -608,6 +616,29 @@ def memo(shortlist: Shortlist) -> str:
         )
     lines += ["", f"Snapshot {shortlist.snapshot_id}; notes per offer are in the CSV and XLSX.", ""]
     return "\n".join(lines)
+
+
+def _who_quotes(rows: pd.DataFrame) -> list[str]:
+    """Lines saying, for a provider's shortlisted offers, who published the price and so who
+    to ask for a quote: a reseller's price is not one the provider published; a copy in a
+    third party's catalog is not the seller's own list."""
+    lines = []
+    for _, row in rows.iterrows():
+        offer = f"{_md(row['offer_label'])} (`{_md(row['instance_type'])}`)"
+        seller = ranking.provider_name(row["sold_by"])
+        provider = ranking.provider_name(row["provider"])
+        if row["sold_by"] != row["provider"]:
+            lines.append(
+                f"- {offer}: {_md(row['sold_and_run_by'])}. The price is the reseller's "
+                f"({_md(row['price_published_by'])}), not one {provider} published: ask {seller} "
+                f"for the quote; the questions below are about {provider}'s machines and fabric."
+            )
+        elif row["price_obtained_by"] == "catalog":
+            lines.append(
+                f"- The price of {offer} was read from a third party's copy "
+                f"({_md(row['price_published_by'])}): ask {seller} to confirm it."
+            )
+    return [*lines, ""] if lines else []
 
 
 def _date(value: Any) -> str | None:

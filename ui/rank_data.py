@@ -200,11 +200,16 @@ def cost_text(row: Mapping[str, Any]) -> str:
 
 
 def offer_label(row: Mapping[str, Any]) -> str:
-    region = row.get("region")
+    """One line naming a ranked offer: '#1 nebius, sold by prime_intellect · 8x H100 SXM
+    80GB, InfiniBand, bandwidth not stated · US · on_demand' (its id where it has no label)."""
+    region, seller = row.get("region"), row.get("sold_by")
     where = "" if _missing(region) else f" · {region}"
-    return (
-        f"#{row['rank']} {row['provider']} · {row['instance_type']}{where} · {row['pricing_tier']}"
-    )
+    who = row["provider"]
+    if not _missing(seller) and seller != who:
+        who = f"{who}, sold by {seller}"
+    what = row.get("offer_label")
+    what = row["instance_type"] if _missing(what) else what
+    return f"#{row['rank']} {who} · {what}{where} · {row['pricing_tier']}"
 
 
 # ---- tables
@@ -219,7 +224,11 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "starred": offers["offer_key"].isin(chosen),
             "rank": offers["rank"],
             "provider": offers["provider"],
-            "instance_type": offers["instance_type"],
+            "offer_label": offers["offer_label"],
+            "gpu_model": offers["gpu_model"],
+            "gpus_per_node": offers["gpus_per_node"],
+            "gpus": offers["gpus"],
+            "sold_and_run_by": offers["sold_and_run_by"],
             "time_to_train": [time_text(r) for r in rows],
             "cost": [cost_text(r) for r in rows],
             "verdict": offers["verdict"],
@@ -228,14 +237,13 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "multi_node": offers["multi_node"].map(_yes_no_unknown),
             "regions": offers["regions"],
             "pricing_tier": offers["pricing_tier"],
-            "gpu_model": offers["gpu_model"],
-            "gpus": offers["gpus"],
             "nodes": offers["nodes"],
             "usd_per_million_tokens": offers["usd_per_million_tokens"],
             "mfu": offers["mfu"],
             "transparency_score": offers["transparency_score"],
             "price_usd_per_gpu_hour": offers["price_usd_per_gpu_hour"],
             "price_source_url": offers["price_source_url"],
+            "price_published_by": offers["price_published_by"],
             "price_observed_at": _dates(offers["price_observed_at"]),
             "fabric_source_url": offers["fabric_source_url"],
             "fabric_source_grade": offers["fabric_source_grade"],
@@ -243,6 +251,7 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "fabric_source_date": _dates(offers["fabric_source_date"]),
             "pareto": offers["pareto"],
             "notes": offers["notes"],
+            "instance_type": offers["instance_type"],
             "offer_key": offers["offer_key"],
         }
     )
@@ -255,14 +264,18 @@ def providers_table(providers: pd.DataFrame) -> pd.DataFrame:
         {
             "provider": providers["provider"],
             "best_rank": providers["rank"],
+            "gpu_model": providers["gpu_model"],
+            "gpus_per_node": providers["gpus_per_node"],
+            "best_offer": providers["offer_label"],
+            "sold_and_run_by": providers["sold_and_run_by"],
             "offers": providers["offers"],
-            "best_offer": providers["instance_type"],
             "gpus": providers["gpus"],
             "time_to_train": [time_text(r) for r in rows],
             "cost": [cost_text(r) for r in rows],
             "verdict": providers["verdict"],
             "fabric_estimated_as": providers["fabric_estimated_as"],
             "transparency_score": providers["transparency_score"],
+            "best_offer_id": providers["instance_type"],
         }
     )
 
@@ -290,7 +303,7 @@ def what_if_table(base: RankResult, other: RankResult) -> pd.DataFrame:
             {
                 "rank": row["rank"],
                 "provider": row["provider"],
-                "instance_type": row["instance_type"],
+                "offer_label": row["offer_label"],
                 "gpu_model": row["gpu_model"],
                 "gpus_now": row["gpus"],
                 "fabric_now": row["fabric_now"],
@@ -311,6 +324,7 @@ def what_if_table(base: RankResult, other: RankResult) -> pd.DataFrame:
                 "comm_what_if": row["comm_fraction_exposed_what_if"],
                 "verdict_what_if": row["verdict_what_if"],
                 "what_if_note": row["what_if_note"],
+                "instance_type": row["instance_type"],
                 "offer_key": row["offer_key"],
             }
         )

@@ -18,7 +18,20 @@ def link(label: str) -> Any:
 RANKED_COLUMN_CONFIG: dict[str, Any] = {
     "starred": cc.CheckboxColumn("★", help="Starred for the shortlist", width="small"),
     "rank": cc.NumberColumn("rank", width="small"),
-    "instance_type": cc.TextColumn("offer"),
+    "provider": cc.TextColumn("provider", help="The cloud whose machines run the offer"),
+    "offer_label": cc.TextColumn(
+        "offer",
+        help="GPUs per instance, GPU and fabric as the sources state them; unknown parts say so",
+    ),
+    "gpu_model": cc.TextColumn("GPU"),
+    "gpus_per_node": cc.NumberColumn("GPUs per node", format="%d", width="small"),
+    "gpus": cc.NumberColumn("GPUs", format="%d", help="GPUs the job rents", width="small"),
+    "sold_and_run_by": cc.TextColumn(
+        "who you pay",
+        help="Who publishes the price and takes the payment, and, for a reseller or "
+        "marketplace, the cloud the machines run on",
+    ),
+    "instance_type": cc.TextColumn("offer id", help="The offer's name at its seller"),
     "pricing_tier": cc.TextColumn("tier"),
     "regions": cc.TextColumn("regions", help="Every region selling this offer at this price"),
     "time_to_train": cc.TextColumn("time to train", help="A range where the fabric is unknown"),
@@ -39,6 +52,9 @@ RANKED_COLUMN_CONFIG: dict[str, Any] = {
     ),
     "price_usd_per_gpu_hour": cc.NumberColumn("USD per GPU-hour", format="%.3f"),
     "price_source_url": link("price source"),
+    "price_published_by": cc.TextColumn(
+        "price published by", help="The seller's own list, or a third party's copy of it"
+    ),
     "price_observed_at": cc.TextColumn("price seen"),
     "fabric_source_url": link("fabric source"),
     "fabric_source_grade": cc.TextColumn(
@@ -51,11 +67,18 @@ RANKED_COLUMN_CONFIG: dict[str, Any] = {
 }
 PROVIDER_COLUMNS: dict[str, Any] = {
     "best_rank": cc.NumberColumn("best rank", width="small"),
+    "gpu_model": cc.TextColumn("GPU", help="Of the provider's best offer"),
+    "gpus_per_node": RANKED_COLUMN_CONFIG["gpus_per_node"],
+    "best_offer": cc.TextColumn("best offer", help=RANKED_COLUMN_CONFIG["offer_label"].get("help")),
+    "sold_and_run_by": RANKED_COLUMN_CONFIG["sold_and_run_by"],
+    "best_offer_id": cc.TextColumn("best offer id"),
     "time_to_train": cc.TextColumn("time to train"),
     "transparency_score": RANKED_COLUMN_CONFIG["transparency_score"],
 }
 WHAT_IF_COLUMNS: dict[str, Any] = {
+    "offer_label": RANKED_COLUMN_CONFIG["offer_label"],
     "gpu_model": cc.TextColumn("GPU"),
+    "instance_type": RANKED_COLUMN_CONFIG["instance_type"],
     "gpus_now": cc.NumberColumn("GPUs", format="%d"),
     "fabric_now": cc.TextColumn("fabric now"),
     "fabric_what_if": cc.TextColumn("costed at (what if)"),
@@ -66,6 +89,13 @@ WHAT_IF_COLUMNS: dict[str, Any] = {
     "verdict_what_if": cc.TextColumn("verdict (what if)"),
 }
 EXCLUDED_COLUMNS: dict[str, Any] = {
+    "sold_by": cc.TextColumn(
+        "sold by", help="Who publishes the price (a reseller or the provider)"
+    ),
+    "offer_label": RANKED_COLUMN_CONFIG["offer_label"],
+    "gpu_model": RANKED_COLUMN_CONFIG["gpu_model"],
+    "reason": cc.TextColumn("why excluded", width="large"),
+    "instance_type": RANKED_COLUMN_CONFIG["instance_type"],
     "price_usd_per_gpu_hour": RANKED_COLUMN_CONFIG["price_usd_per_gpu_hour"],
     "price_source_url": link("price source"),
 }

@@ -128,3 +128,22 @@ def test_the_what_if_prints_the_change_beside_todays_fabric(fixture_warehouse):
     for row in rows[:20]:
         assert lines_holding(text, f"{row['time_change']:+.0%}"), row["offer_key"]
         assert lines_holding(text, f"{row['cost_change_usd']:+,.0f}"), row["offer_key"]
+
+
+def test_the_table_names_the_offer_its_gpus_and_who_sells_it(fixture_warehouse):
+    """The offer as its label ("8x H100 SXM 80GB, ..."), GPUs per node among the first
+    columns, and "sold by X, runs on Y" for a reseller's row; the raw id stays in csv/json."""
+    offers = json.loads(rank(fixture_warehouse, "--format", "json").stdout)["offers"]
+    resold = next(o for o in offers[:20] if o["sold_by"] != o["provider"])
+    wide = rank(fixture_warehouse, env={"COLUMNS": "400"}).stdout
+    header = next(line for line in wide.splitlines() if line.lstrip().startswith("#"))
+    assert header.split()[:5] == ["#", "provider", "offer", "per", "node"]
+    [line] = [line for line in wide.splitlines() if re.match(rf"\s*{resold['rank']}\s", line)]
+    assert f"sold by {resold['sold_by']}, runs on {resold['provider']}" in line
+    assert resold["offer_label"] in line and resold["instance_type"] not in wide
+    # at 100 columns the label and the node size stay, the numbers whole (test above)
+    narrow = rank(fixture_warehouse, env=NARROW).stdout
+    assert "per node" in narrow and "sold by" in narrow
+    assert "left out" in narrow and "per node" not in narrow.split("left out", 1)[1]
+    csv_head = rank(fixture_warehouse, "--format", "csv").stdout.splitlines()[0].split(",")
+    assert {"instance_type", "offer_label", "sold_by", "sold_and_run_by"} <= set(csv_head)

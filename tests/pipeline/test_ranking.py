@@ -566,3 +566,105 @@ def test_moe_all_to_all_inside_a_node_does_not_cross_slow_ethernet():
     assert slow["dp_comm_exposed_s"] == 0 and slow["verdict"] == "compute-bound"
     h100 = one("H100-SXM-80GB", "ethernet", 12.5)
     assert h100["verdict"] == "communication-bound" and h100["dp_comm_exposed_s"] > 1.0
+
+
+def test_every_ranked_row_says_what_the_offer_is_and_who_sells_it(fixture_warehouse):
+    result = rank(fixture_warehouse, request("llama3-70b", "512"))
+    offers = result.offers
+    for column in ("gpu_model", "gpus_per_node", "offer_label", "sold_by", "sold_and_run_by"):
+        assert offers[column].notna().all(), column
+    # what a buyer decides on comes first: who, what GPU, how many per node, then the id
+    first = RANKED_COLUMNS.index("instance_type")
+    assert {"sold_by", "offer_label", "gpu_model", "gpus_per_node"} <= set(RANKED_COLUMNS[:first])
+    # Prime Intellect's listing of a Nebius machine: its price is Prime Intellect's, copied
+    # by SkyPilot's catalog; the machine is Nebius's
+    resold = offers.set_index("instance_type").loc["nebius__8xH100_80GB__128__1600"]
+    assert resold["provider"] == "nebius" and resold["sold_by"] == "prime_intellect"
+    assert resold["sold_and_run_by"] == "sold by Prime Intellect, runs on Nebius"
+    assert resold["price_published_by"] == (
+        "Prime Intellect, copied by SkyPilot's catalog, a third-party mirror of its list"
+    )
+    # the 1600 in its name is RAM: the label says only what the sources state
+    assert resold["offer_label"] == "8x H100 SXM 80GB, InfiniBand, bandwidth not stated"
+    card = offers.set_index("instance_type").loc["HGX H100, 3200 Gbps Infiniband"]
+    assert card["sold_and_run_by"] == "sold by Voltage Park"
+    assert card["price_published_by"] == "Voltage Park, on its own pricing page"
+    # the providers summary names its best offer's GPU, node size, label and seller
+    best = result.providers.set_index("provider").loc["nebius"]
+    first = offers[offers["provider"] == "nebius"].iloc[0]
+    for column in ("gpu_model", "gpus_per_node", "offer_label", "sold_and_run_by"):
+        assert best[column] == first[column], column
+    # and the exclusions say what was excluded
+    assert result.excluded["offer_label"].notna().all()
+    assert result.excluded["sold_by"].notna().all()
+
+
+@pytest.mark.parametrize(
+    ("fields", "label"),
+    [
+        ({"fabric_gbps_per_node": 3200.0}, "8x H100 SXM 80GB, 3,200 Gb/s InfiniBand"),
+        ({"fabric_gbps_per_gpu": 400.0}, "8x H100 SXM 80GB, 400 Gb/s per GPU InfiniBand"),
+        ({"fabric_gbps_per_gpu": None}, "8x H100 SXM 80GB, InfiniBand, bandwidth not stated"),
+        (
+            {"fabric_class": None, "fabric_gbps_per_gpu": None, "fabric_gbps_per_node": 350.0},
+            "8x H100 SXM 80GB, 350 Gb/s, fabric class not stated",
+        ),
+        (
+            {"fabric_class": None, "fabric_gbps_per_gpu": None},
+            "8x H100 SXM 80GB, fabric not stated",
+        ),
+        ({"fabric_class": "none"}, "8x H100 SXM 80GB, no cluster fabric"),
+        (
+            {"gpu_model": None, "gpu_name": "Mystery X1", "fabric_class": None}
+            | {"fabric_gbps_per_gpu": None},
+            "8x Mystery X1 (GPU not identified), fabric not stated",
+        ),
+        (
+            {"gpu_count": 1, "price_basis": "per_gpu", "gpu_model": "A100-PCIE-40GB"},
+            "A100 PCIe 40GB, priced per GPU, 400 Gb/s per GPU InfiniBand",
+        ),
+    ],
+)
+def test_an_offer_label_says_only_what_is_stated(fields, label):
+    from pipeline.ranking import offer_label
+
+    offer = {**synthetic_offer("p", "infiniband", 2.0), "fabric_gbps_per_node": None, **fields}
+    assert offer_label(offer) == label
+
+
+def test_every_broker_catalog_has_its_seller():
+    """A spider that names the cloud behind each row (``broker_providers``) sells at the
+    broker's price: ranking.RESELLER_SOURCES must name that broker, a provider we know."""
+    import importlib
+    import pkgutil
+
+    import scrapers.spiders as spiders
+    from pipeline.ranking import RESELLER_SOURCES, _provider_reference
+
+    brokers = {}
+    for module in pkgutil.iter_modules(spiders.__path__):
+        loaded = importlib.import_module(f"scrapers.spiders.{module.name}")
+        for value in vars(loaded).values():
+            if isinstance(value, type) and getattr(value, "broker_providers", None):
+                brokers[value.name] = value
+    assert brokers and set(brokers) == set(RESELLER_SOURCES)
+    known = _provider_reference()
+    for source, seller in RESELLER_SOURCES.items():
+        assert known[seller][1] == "broker", source
+
+
+def test_exclusion_reasons_speak_a_buyers_words(fixture_warehouse):
+    """No internal file names; a missed deadline in days, as the app and the CLI ask it."""
+    result = rank(fixture_warehouse, request("llama3-70b", "512", deadline_hours=100 * 24))
+    reasons = result.excluded["reason"]
+    assert not reasons.str.contains(r"\.csv|gpus\.csv|instance_catalog|NULL").any()
+    late = reasons[reasons.str.contains("deadline")]
+    assert (
+        len(late)
+        and late.str.fullmatch(
+            r"takes at least [\d,]+\.\d days even on the best fabric, past the 100-day deadline"
+        ).all()
+    )
+    assert reasons.str.contains("no sourced figure for its compute").any()
+    assert reasons.str.contains("not enough to tell which GPU").any()
+    assert not reasons.str.contains("\n").any()  # one line each

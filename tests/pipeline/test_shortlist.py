@@ -128,8 +128,16 @@ def test_the_workbook_reads_as_a_buyer_would(written):
     headers = [cell.value for cell in main[1]]
     # the decisive columns first, on a sheet of their own; every other column on details
     assert headers == [shortlist.column(name).header for name in shortlist.SHORTLIST_COLUMNS]
-    assert headers[:3] == ["Rank", "Provider", "Offer"]
-    assert {"GPU model", "GPUs", "Price per GPU-hour (USD)", "Time to train (days)"} <= set(headers)
+    assert headers[:6] == [
+        "Rank",
+        "Provider (runs on)",
+        "Offer",
+        "GPU model",
+        "GPUs per node",
+        "GPUs",
+    ]
+    assert {"Who you pay", "Offer id", "Price per GPU-hour (USD)"} <= set(headers)
+    assert "Time to train (days)" in headers
     assert {"Cost (USD)", "MFU", "Exposed communication (share of step)", "Verdict"} <= set(headers)
     rest = [cell.value for cell in details[1]]
     assert rest[:3] == headers[:3]
@@ -163,8 +171,8 @@ def test_the_workbook_reads_as_a_buyer_would(written):
                 if measure and sheet.title != "assumptions":
                     assert cell.number_format != "General", (sheet.title, header[cell.column - 1])
                 assert cell.value not in ("NULL", "nan", "None", "NaT", ""), (sheet.title, cell)
-    # widths fit the content: the offer column as wide as its longest name (and a margin)
-    longest = max(len(name) for name in picked.rows["instance_type"])
+    # widths fit the content: the offer column as wide as its longest label (and a margin)
+    longest = max(len(name) for name in picked.rows["offer_label"])
     assert main.column_dimensions["C"].width == min(longest + 2, shortlist.MAX_WIDTH)
     assert main.column_dimensions["A"].width < 10  # "Rank", and numbers of a digit or two
     # unknown values are empty cells, not 0
@@ -191,9 +199,15 @@ def test_the_memo_asks_exactly_the_unanswered_questions(written):
         assert asked[provider] == expected, provider
     assert f"snapshot {picked.snapshot_id}" in text
     assert "megatron software stack" in text, "the memo says which stack the job was costed on"
-    # every shortlisted offer is in the memo's table, with its rank
+    # every shortlisted offer is in the memo's table, with its rank, GPU, GPUs per node, label,
+    # id and who sells it
     for _, row in picked.rows.iterrows():
-        assert f"| {row['rank']} | {row['provider']} | {row['instance_type']}" in text
+        gpu = ranking.gpu_name(row["gpu_model"])
+        assert (
+            f"| {row['rank']} | {row['provider']} | {gpu} | {row['gpus_per_node']} | "
+            f"{row['offer_label']} (`{row['instance_type']}`, "
+        ) in text
+        assert f"| {row['sold_and_run_by']} | {row['gpus']} |" in text
 
 
 def test_the_fabric_sensitivity_never_favours_ethernet(written):
@@ -273,3 +287,38 @@ def test_shortlist_from_a_ranking_keeps_rank_order_and_refuses_empty(fixture_war
     none = ranking.rank(fixture_warehouse, request("llama3-8b", "64", max_budget_usd=1.0))
     with pytest.raises(shortlist.ShortlistError, match="no offer qualifies"):
         shortlist.from_result(none, top=3)
+
+
+def test_a_resellers_offer_says_who_sells_it_and_where_it_runs(fixture_warehouse, tmp_path):
+    """Prime Intellect's catalog lists a Nebius machine at Prime Intellect's price: the memo,
+    the CSV and the workbook say "sold by Prime Intellect, runs on Nebius", and the memo's
+    questions for Nebius say whom to ask for the quote."""
+    result = ranking.rank(fixture_warehouse, request("llama3-70b", "512"))
+    offers = result.offers
+    resold = offers[(offers["sold_by"] == "prime_intellect") & (offers["provider"] == "nebius")]
+    assert len(resold), "the fixture warehouse holds Prime Intellect's Nebius listings"
+    row = resold.iloc[0]
+    direct = offers[offers["sold_by"] == offers["provider"]].iloc[0]
+    picked = shortlist.from_result(result, offer_keys=[row["offer_key"], direct["offer_key"]])
+    csv_path, xlsx_path, memo_path = shortlist.write(picked, tmp_path / "resold")
+
+    said = "sold by Prime Intellect, runs on Nebius"
+    exported = pd.read_csv(csv_path).set_index("offer_key")
+    assert exported.loc[row["offer_key"], "sold_by"] == "prime_intellect"
+    assert exported.loc[row["offer_key"], "sold_and_run_by"] == said
+    assert exported.loc[row["offer_key"], "provider"] == "nebius"
+    assert "SkyPilot's catalog" in exported.loc[row["offer_key"], "price_published_by"]
+    assert exported.loc[direct["offer_key"], "sold_and_run_by"].startswith("sold by ")
+    assert "runs on" not in exported.loc[direct["offer_key"], "sold_and_run_by"]
+
+    sheet = pd.read_excel(xlsx_path, sheet_name="shortlist")
+    assert said in list(sheet["Who you pay"])
+    assert row["offer_label"] in list(sheet["Offer"])
+    assert row["instance_type"] in list(sheet["Offer id"])
+
+    text = memo_path.read_text(encoding="utf-8")
+    assert f"| {said} |" in text
+    questions = text.split("### nebius", 1)[1].split("\n### ", 1)[0]
+    assert said in questions and "ask Prime Intellect for the quote" in questions
+    assert "not one Nebius published" in questions
+    assert f"({said}): price" in text.split("## Sources", 1)[1]
