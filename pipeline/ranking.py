@@ -346,7 +346,7 @@ def read_inputs(warehouse: Path) -> RankInputs:
     )
     return RankInputs(
         snapshot,
-        frames["offers"],
+        with_offer_identity(frames["offers"]),
         all_reduce_by_provider(frames["calibrations"]),
         tuple(transparency.answers(facts)),
     )
@@ -390,7 +390,9 @@ def rank_offers(
     snapshot_id = snapshot.snapshot_id if snapshot else None
     candidates: list[dict[str, Any]] = []
     # offer-level exclusions in bulk (columns, not rows): most offers stop here
-    offers = with_offer_identity(offers.reset_index(drop=True))
+    offers = offers.reset_index(drop=True)
+    if "offer_label" not in offers.columns:  # read_inputs adds them once per snapshot
+        offers = with_offer_identity(offers)
     keys = _offer_keys(offers)
     reasons = _offer_reasons(offers, request, specs, now)
     out = reasons.notna()
