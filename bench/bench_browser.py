@@ -36,8 +36,8 @@ from warehouse.db import read_frame
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 RUNS = 5
-# the default view, one of the preset rankings the refresh materialises
-# (pipeline/presets/rankings.json), and the GPU count the control change asks for instead
+# a view set in the URL (the app's default is another), one of the preset rankings the refresh
+# materialises (pipeline/presets/rankings.json), and the GPU count the control change asks for
 PRESET, GPUS, TIER, OBJECTIVE = "llama3-8b", "64", "on_demand", "cost"
 CHANGED_GPUS = "128"
 # a wait on a condition, bounded: on 2 busy cores a cold ranking takes far longer than usual
@@ -97,7 +97,7 @@ def _tier_filter_to(tier: str) -> Callable[[Page], Callable[[], None]]:
 
 
 def subjects(warehouse: Path) -> tuple[Subject, Subject]:
-    """The Rank page's default view and the Offers page, with the texts that show each has
+    """The Rank page's benchmarked view and the Offers page, with the texts that show each has
     answered, read from ``warehouse``."""
     _, counts = read_frame(
         warehouse,

@@ -660,6 +660,15 @@ def estimate(
         str | None,
         typer.Option(help="Fix the layout, e.g. tp=8,pp=4,dp=16,mb=1[,recompute=full][,cp=2]."),
     ] = None,
+    usd_per_gpu_hour: Annotated[
+        float | None,
+        typer.Option(
+            "--usd-per-gpu-hour",
+            help="Your price per GPU-hour: the cost of the run (the GPU-hours of whole nodes "
+            "times it).",
+            show_default=False,
+        ),
+    ] = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
@@ -681,13 +690,25 @@ def estimate(
         grid = _layout(layout, job, rows) if layout else None
     except (WorkloadError, HardwareError) as exc:
         raise UserError(str(exc), code=2) from None
+    if usd_per_gpu_hour is not None and not 0 < usd_per_gpu_hour < 1e6:
+        raise UserError(
+            f"--usd-per-gpu-hour must be a price above 0 (got {usd_per_gpu_hour:g})", code=2
+        )
     result = scaling.estimate(job, profiles, grid)
     records = [{**rows[i], **result.row(i)} for i in range(len(rows))]
+    if usd_per_gpu_hour is not None:
+        for record in records:
+            record["usd_per_gpu_hour"] = usd_per_gpu_hour
+            record["cost_usd"] = record["gpu_hours"] * usd_per_gpu_hour
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(records, indent=2, default=_jsonable) + "\n")
         return
     if fmt is OutputFormat.TABLE:
-        _print_records(ESTIMATE_TABLE, records, job.name, [ESTIMATE_NOTE], ESTIMATE_OPTIONAL)
+        table, note = ESTIMATE_TABLE, ESTIMATE_NOTE
+        if usd_per_gpu_hour is not None:
+            table = {**ESTIMATE_TABLE, "cost (USD)": lambda r: _usd(r["cost_usd"])}
+            note = f"days: time to train; cost: GPU-hours x ${usd_per_gpu_hour:,.2f} per GPU-hour"
+        _print_records(table, records, job.name, [note], ESTIMATE_OPTIONAL)
         return
     columns = [
         "gpu_model",
@@ -704,6 +725,7 @@ def estimate(
         "comm_link",
         "fits_memory",
         "memory_gb_per_gpu",
+        *(["cost_usd"] if usd_per_gpu_hour is not None else []),
     ]
     print_rows(
         columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=job.name
@@ -820,8 +842,8 @@ EXCLUDED_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 # a hardware profile states no price: the cost is the buyer's price times the GPU-hours
 ESTIMATE_NOTE = (
-    "days: time to train; cost = GPU-hours x your price per GPU-hour (fabricscope rank prices "
-    "the offers); --format json gives every field"
+    "days: time to train; cost = GPU-hours x your price per GPU-hour (--usd-per-gpu-hour; "
+    "fabricscope rank prices the offers); --format json gives every field"
 )
 ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "GPU": lambda r: r["gpu_model"],

@@ -86,6 +86,14 @@ def test_an_estimate_shows_days_and_gpu_hours(tmp_path):
     assert "x your price per GPU-hour" in table  # a profile has no price: how to get the cost
     csv_head = fabricscope(*args, "--format", "csv").stdout.splitlines()[0]
     assert "time_to_train_h" in csv_head.split(",")
+    # with the buyer's price, the cost of the run: the GPU-hours of whole nodes times it
+    priced = [*args, "--usd-per-gpu-hour", "2.5"]
+    [costed] = json.loads(fabricscope(*priced, "--format", "json").stdout)
+    assert costed["cost_usd"] == pytest.approx(raw["gpu_hours"] * 2.5)
+    table = fabricscope(*priced, env=NARROW).stdout
+    assert lines_holding(table, f"{costed['cost_usd']:,.0f}") and "$2.50 per GPU-hour" in table
+    refused = fabricscope(*args, "--usd-per-gpu-hour", "-1")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
 
 
 @pytest.fixture
