@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import shutil
+import struct
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from warehouse.models import utc_now
@@ -129,11 +131,86 @@ def damaged(path: Path, exc: duckdb.Error) -> WarehouseError | None:
     message = re.sub(re.escape(str(path)) + r"\.staging-[\w-]+", str(path), first_line(exc))
     if not any(word in message for word in _DAMAGED):
         return None
+    return damaged_file(path, message)
+
+
+def damaged_file(path: Path, why: str) -> WarehouseError:
     return WarehouseError(
-        f"the warehouse {path} is damaged or not a warehouse ({message}): move it aside, then "
-        "rebuild it (`fabricscope init` and `fabricscope refresh`) or restore a Parquet "
-        "export (docs/OPERATIONS.md)"
+        f"the warehouse {path} is damaged or not a warehouse ({why}): move it aside, then "
+        "rebuild it (`fabricscope init` and `fabricscope refresh`) or restore a backup copy "
+        "that passes `fabricscope status --verify` (docs/OPERATIONS.md, Backup and restore)"
     )
+
+
+# DuckDB's file layout (storage/storage_info.hpp, common/checksum.cpp in its source): a main
+# header and two database headers of 4 KiB each (the valid one with the higher iteration is
+# current), then blocks of block_alloc_size bytes. Every header and block starts with a
+# little-endian uint64 checksum of the rest: 5381 xor, over each uint64 word, word x this odd
+# constant. DuckDB checks a block only when a query reads it, and no query reads every block:
+# a full scan of every table skips the primary-key indexes' blocks, which init's and
+# refresh's writes then hit (issue 33). So the whole file is checked here, as DuckDB would.
+_HEADER_BYTES = 4096
+_CHECKSUM_SEED = 5381
+_CHECKSUM_FACTOR = np.uint64(0xBF58476D1CE4E5B9)
+_MAGIC = b"DUCK"
+
+
+def _checksum_holds(page: bytes) -> bool:
+    words = np.frombuffer(page, dtype="<u8", offset=8)
+    with np.errstate(over="ignore"):  # the products wrap around, as uint64 does in C++
+        computed = int(np.bitwise_xor.reduce(words * _CHECKSUM_FACTOR)) ^ _CHECKSUM_SEED
+    return computed == struct.unpack_from("<Q", page)[0]
+
+
+def block_damage(path: Path) -> str | None:
+    """What fails its checksum in the DuckDB file at ``path`` (header or block, and where),
+    or None if every header and block on disk holds. A file that is not a DuckDB database at
+    all is left to DuckDB, whose open says so."""
+    with path.open("rb") as file:
+        main = file.read(_HEADER_BYTES)
+        if len(main) < _HEADER_BYTES or main[8:12] != _MAGIC:
+            return None
+        if not _checksum_holds(main):
+            return "its main header fails its checksum"
+        headers = []
+        for _ in range(2):
+            page = file.read(_HEADER_BYTES)
+            if len(page) == _HEADER_BYTES and _checksum_holds(page):
+                # iteration, meta block, free list, block count, block size
+                headers.append(struct.unpack_from("<QqqQQ", page, 8))
+        if not headers:
+            return "both database headers fail their checksums"
+        *_, block_count, block_size = max(headers)
+        if block_size < _HEADER_BYTES or block_size % 8:
+            return f"its header names an impossible block size ({block_size} bytes)"
+        for block in range(block_count):
+            offset = 3 * _HEADER_BYTES + block * block_size
+            page = file.read(block_size)
+            if not page:  # the last blocks were free and cut off the file: nothing to read
+                return None
+            if len(page) < block_size:
+                return f"block {block} at byte {offset} is cut short"
+            if not _checksum_holds(page):
+                return f"block {block} at byte {offset} fails its checksum"
+    return None
+
+
+def refuse_damaged(path: Path, named: Path | None = None) -> None:
+    """Raise WarehouseError if a header or block of ``path`` fails its checksum; the message
+    names ``named`` (the serving file a staging copy was made from) if given."""
+    why = block_damage(path)
+    if why is not None:
+        raise damaged_file(named or path, why)
+
+
+def read_every_row(con: duckdb.DuckDBPyConnection) -> None:
+    """Read every column of every table, so DuckDB decodes (and checksums) their data."""
+    tables = con.execute(
+        "select schema_name, table_name from duckdb_tables() where not temporary"
+    ).fetchall()
+    for schema, table in tables:
+        relation = ".".join('"' + name.replace('"', '""') + '"' for name in (schema, table))
+        con.execute(f"select bit_xor(hash(t)) from {relation} as t").fetchall()
 
 
 # a read retries its open while publishes rename new snapshots over the path (_file_id)
@@ -191,7 +268,7 @@ def read_connection(
     con = _open_read_only(path)
     try:
         yield con, _snapshot_info(con)
-    except duckdb.IOException as exc:
+    except duckdb.Error as exc:  # an IOException, or a FatalException for a bad checksum
         found = damaged(path, exc)
         if found is None:
             raise
@@ -315,8 +392,12 @@ class VerifyReport:
 
 
 def verify(path: Path) -> VerifyReport:
-    """Recompute every ok run's hash from its rows and the snapshot hash from those."""
+    """Check every block's checksum and read every row, then recompute every ok run's hash
+    from its rows and the snapshot hash from those. Raises WarehouseError if the file is
+    damaged."""
+    refuse_damaged(path)
     with read_connection(path) as (con, snapshot):
+        read_every_row(con)
         recorded = con.execute(
             "select run_id, content_hash from scrape_runs where status = 'ok' order by run_id"
         ).fetchall()
@@ -422,6 +503,9 @@ class SnapshotWriter:
 
     def _copy_serving(self, staging: Path, wal_aside: Path | None) -> None:
         shutil.copyfile(self.paths.serving, staging)
+        # before DuckDB reads or writes a block of it: a damaged block would be a
+        # FatalException mid-write, or copied silently into every later snapshot
+        refuse_damaged(staging, self.paths.serving)
         if wal_aside is None:
             return
         shutil.copyfile(wal_aside, wal_of(staging))
@@ -460,7 +544,7 @@ class SnapshotWriter:
                 ) from None
             self.con.execute("set TimeZone = 'UTC'")
             apply_migrations(self.con, self.notes)
-        except duckdb.IOException as exc:  # read through the copy: the file itself is damaged
+        except duckdb.Error as exc:  # read through the copy: the file itself may be damaged
             self._discard()
             found = damaged(self.paths.serving, exc)
             if found is None:
@@ -475,7 +559,7 @@ class SnapshotWriter:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
     ) -> None:
         self._discard()
-        if isinstance(exc, duckdb.IOException):
+        if isinstance(exc, duckdb.Error):
             found = damaged(self.paths.serving, exc)
             if found is not None:
                 raise found from exc
