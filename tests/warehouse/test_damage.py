@@ -5,12 +5,15 @@ in one line, leaving the file as it was found."""
 from __future__ import annotations
 
 import shutil
+import struct
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.helpers import fabricscope
+from warehouse import db
 from warehouse.db import WarehouseError, block_damage, verify
 from warehouse.load import init_warehouse
 
@@ -122,3 +125,25 @@ def test_the_cli_says_so_in_one_line_and_changes_nothing(
         assert "verified" not in done.stdout + done.stderr
         assert path.read_bytes() == found, (case, args)
     assert not list(path.parent.glob("*.staging-*"))
+
+
+def test_a_storage_version_the_check_was_not_verified_on_is_left_to_duckdb(
+    fixture_warehouse, tmp_path
+):
+    """The block check copies DuckDB 2.0's layout and checksum: a file of another storage
+    version (a newer DuckDB may lay blocks out otherwise) is not judged by it, so a good
+    file is never refused for a layout the check does not know."""
+    good = fixture_warehouse.read_bytes()
+    assert struct.unpack_from("<Q", good, 12)[0] in db._CHECKED_STORAGE_VERSIONS
+    other = bytearray(zero_at(lambda size: size // 2)(good))
+    struct.pack_into("<Q", other, 12, 1_000_000)  # an unknown version, its header re-summed
+    words = np.frombuffer(bytes(other[8:4096]), dtype="<u8")
+    with np.errstate(over="ignore"):
+        checksum = int(np.bitwise_xor.reduce(words * db._CHECKSUM_FACTOR)) ^ db._CHECKSUM_SEED
+    struct.pack_into("<Q", other, 0, checksum)
+    path = tmp_path / "other.duckdb"
+    path.write_bytes(bytes(other))
+    assert block_damage(path) is None
+    damaged = tmp_path / "damaged.duckdb"
+    damaged.write_bytes(zero_at(lambda size: size // 2)(good))
+    assert block_damage(damaged) is not None  # the same damage, on the verified version
