@@ -11,9 +11,17 @@ import tempfile
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -21,13 +29,19 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from warehouse.query import QueryLimits
+# the query limits come from the SQL console's module, which loads duckdb and pandas: read
+# only where the console is used, so settings load cheaply everywhere (the app, the CLI)
+if TYPE_CHECKING:
+    from warehouse.query import QueryLimits
 
 ENV_PREFIX = "FABRICSCOPE_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
 DEFAULT_CONFIG_FILE = Path("fabricscope.toml")
 # Variables with our prefix that are not settings themselves.
 _NOT_SETTINGS = {CONFIG_ENV}
+# the SQL console's smallest memory cap: below it DuckDB cannot pin a block, or the worker's
+# address-space limit (the cap plus its overhead) leaves no room to start a thread
+MIN_QUERY_MEMORY_BYTES = 128_000_000
 
 
 class ConfigError(Exception):
@@ -128,6 +142,38 @@ class ScheduleSettings(BaseModel):
         cron_fields(value)
         return value
 
+    @model_validator(mode="after")
+    def _known_sources(self) -> ScheduleSettings:
+        """Every command refuses a source no spider has, not only ``schedule``."""
+        for name, given in (("sources", list(self.sources)), ("only", self.only or [])):
+            unknown = sorted(set(given) - set(source_names()))
+            if unknown:
+                raise ValueError(
+                    f"schedule.{name}: unknown source {_shown(unknown[0])}; known sources: "
+                    + ", ".join(source_names())
+                )
+        return self
+
+
+SPIDERS_DIR = Path(__file__).resolve().parent.parent / "scrapers" / "spiders"
+# a spider's own `name = "..."` line: its module, class and name agree (tests/scrapers/
+# test_registry.py), so the names are read from the files without importing Scrapy
+_SPIDER_NAME = re.compile(r'^    name = "(\w+)"$', re.M)
+
+
+def source_names() -> list[str]:
+    """Every source a spider crawls, read from the spiders' files (no Scrapy import)."""
+    return sorted(
+        found.group(1)
+        for path in SPIDERS_DIR.glob("[!_]*.py")
+        if (found := _SPIDER_NAME.search(path.read_text(encoding="utf-8"))) is not None
+    )
+
+
+def _shown(value: str, limit: int = 80) -> str:
+    """A value quoted for a message, cut: a 1 MB setting is not echoed whole."""
+    return repr(value if len(value) <= limit else value[:limit] + "...")
+
 
 class Settings(BaseSettings):
     """Everything configurable; each field is also ``FABRICSCOPE_<NAME>``."""
@@ -173,8 +219,19 @@ class Settings(BaseSettings):
     @field_validator("query_memory_limit")
     @classmethod
     def _memory_size(cls, value: str) -> str:
-        if not re.fullmatch(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", value.strip()):
-            raise ValueError(f"must be a size such as '512MB' or '2GB' (got {value!r})")
+        size = re.fullmatch(
+            r"(\d{1,15}(?:\.\d{1,6})?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", value.strip()
+        )
+        if size is None:
+            raise ValueError(f"must be a size such as '512MB' or '2GB' (got {_shown(value)})")
+        number, unit = size.groups()
+        base = 1024 if "i" in unit else 1000
+        scale = "BKMGT".index(unit[0])
+        if float(number) * base**scale < MIN_QUERY_MEMORY_BYTES:
+            raise ValueError(
+                f"must be at least {MIN_QUERY_MEMORY_BYTES // 1_000_000}MB: the console's worker "
+                f"and DuckDB do not start in less (got {value.strip()!r})"
+            )
         return value.strip()
 
     @classmethod
@@ -203,6 +260,8 @@ class Settings(BaseSettings):
 
     @property
     def query_limits(self) -> QueryLimits:
+        from warehouse.query import QueryLimits
+
         return QueryLimits(
             max_rows=self.query_max_rows,
             timeout_s=self.query_timeout_s,
@@ -278,7 +337,9 @@ def load_settings(**overrides: Any) -> Settings:
             raise ConfigError(
                 f"unknown setting {name!r} (in the configuration file or a {ENV_PREFIX} variable)"
             ) from None
+        message = error["msg"].removeprefix("Value error, ")
+        if "(got " not in message and not isinstance(error.get("input"), dict):
+            message += f" (got {_shown(str(error.get('input')))})"
         raise ConfigError(
-            f"invalid setting {name} ({ENV_PREFIX}{name.upper()}): {error['msg']}"
-            f" (got {error.get('input')!r})"
+            f"invalid setting {name} ({ENV_PREFIX}{name.upper()}): {message}"
         ) from None

@@ -98,3 +98,64 @@ def test_a_byte_order_mark_in_the_configuration_file_is_not_content(tmp_path, mo
     config.write_bytes(b"\xef\xbb\xbfstale_after_hours = 12\n")
     monkeypatch.setenv("FABRICSCOPE_CONFIG", str(config))
     assert load_settings().stale_after_hours == 12
+
+
+def test_the_source_names_are_the_spiders(monkeypatch):
+    """Read from the spiders' files, so settings load without importing Scrapy."""
+    from pipeline.config import source_names
+    from scrapers.tools import spider_names
+    from tests.helpers import ROOT
+
+    monkeypatch.chdir(ROOT)  # Scrapy finds its project from scrapy.cfg
+    assert source_names() == spider_names()
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        (
+            '[schedule.sources.no_such_source]\ncron = "0 * * * *"\n',
+            "unknown source 'no_such_source'",
+        ),
+        ('[schedule]\nonly = ["lambda_cloud", "nope"]\n', "schedule.only: unknown source 'nope'"),
+    ],
+)
+def test_an_unknown_scheduled_source_is_refused_at_load(tmp_path, toml, expected):
+    (tmp_path / "fabricscope.toml").write_text(toml)
+    with pytest.raises(ConfigError, match=expected):
+        load_settings()
+
+
+def test_known_scheduled_sources_load(tmp_path):
+    (tmp_path / "fabricscope.toml").write_text("[schedule.sources.lambda_cloud]\nenabled = false\n")
+    assert not load_settings().schedule.sources["lambda_cloud"].enabled
+
+
+@pytest.mark.parametrize("size", ["0B", "1MB", "100MiB", "127MB"])
+def test_a_memory_cap_too_small_for_the_console_is_refused(monkeypatch, size):
+    monkeypatch.setenv("FABRICSCOPE_QUERY_MEMORY_LIMIT", size)
+    with pytest.raises(ConfigError, match=r"query_memory_limit .*at least 128MB"):
+        load_settings()
+
+
+@pytest.mark.parametrize("size", ["128MB", "512MiB", "2GB"])
+def test_memory_caps_the_console_runs_with_load(monkeypatch, size):
+    monkeypatch.setenv("FABRICSCOPE_QUERY_MEMORY_LIMIT", size)
+    assert load_settings().query_memory_limit == size
+
+
+def test_settings_load_without_the_data_libraries():
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT, python_env
+
+    script = (
+        "import sys\nimport pipeline.config\n"
+        "print(sorted({'duckdb', 'pandas', 'scrapy'} & set(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+        env=python_env(), check=False,
+    )  # fmt: skip
+    assert done.stdout.strip() == "[]", done.stderr
