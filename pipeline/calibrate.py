@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from pipeline.model.calibration import (
@@ -23,6 +24,8 @@ from warehouse.load import publish_calibration
 from warehouse.models import FabricClass, utc_now
 
 MAX_UPLOAD_BYTES = 5_000_000
+# the largest training clusters run some tens of thousands of nodes
+MAX_NODES = 100_000
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,10 @@ class Calibration:
 # No link in the field carries more than this bus bandwidth per rank (NVLink 5: 900 GB/s
 # each way); a fit above it comes from a damaged or made-up output.
 MAX_BUSBW_GBYTES_S = 10_000.0
+# ...and none carries less than 10 MB/s (1 GbE moves 0.125 GB/s); a collective's start-up
+# latency is microseconds to milliseconds, never a second
+MIN_BUSBW_GBYTES_S = 0.01
+MAX_ALPHA_US = 1e6
 
 
 def fit_upload(
@@ -57,12 +64,30 @@ def fit_upload(
         raise CalibrationError(f"fabric class {fabric_class!r} is not one the model knows")
     if n_nodes is not None and n_nodes < 1:
         raise CalibrationError(f"a run has at least 1 node (got --nodes {n_nodes})")
-    result = parse_nccl_tests(text, collective=collective)
-    fit = fit_alpha_beta(result)
+    if n_nodes is not None and n_nodes > MAX_NODES:
+        raise CalibrationError(f"a run has at most {MAX_NODES:,} nodes (got --nodes {n_nodes:,})")
+    # a damaged table (sizes near int64's end) overflows in the fit: the result is
+    # refused below in one line, without numpy's warning before it
+    with np.errstate(all="ignore"):
+        result = parse_nccl_tests(text, collective=collective)
+        fit = fit_alpha_beta(result)
+    _check_nodes(n_nodes, result)
     if not (math.isfinite(fit.busbw_gbytes_s) and 0 < fit.busbw_gbytes_s <= MAX_BUSBW_GBYTES_S):
         raise CalibrationError(
             f"a bus bandwidth of {fit.busbw_gbytes_s:g} GB/s is not a measurement (no fabric "
             f"or NVLink domain reaches {MAX_BUSBW_GBYTES_S:g} GB/s): check the output"
+        )
+    if fit.busbw_gbytes_s < MIN_BUSBW_GBYTES_S:
+        raise CalibrationError(
+            f"a bus bandwidth of {fit.busbw_gbytes_s:g} GB/s is not a measurement (slower than "
+            f"any fabric, {MIN_BUSBW_GBYTES_S:g} GB/s): check the output's times"
+        )
+    if fit.alpha_us is not None and not (
+        math.isnan(fit.alpha_us) or abs(fit.alpha_us) <= MAX_ALPHA_US
+    ):
+        raise CalibrationError(
+            f"a latency of {fit.alpha_us:g} us is not a measurement (a collective starts in "
+            f"well under {MAX_ALPHA_US / 1e6:g} s): check the output's times"
         )
     nodes = n_nodes or result.n_nodes
     ranks = result.n_ranks
@@ -76,6 +101,23 @@ def fit_upload(
         nodes,
         per_node,
     )
+
+
+def _check_nodes(n_nodes: int | None, result: NcclTestResult) -> None:
+    """--nodes against the run's own ranks and hosts: a 16-rank run is not a billion nodes."""
+    if n_nodes is None:
+        return
+    ranks = result.n_ranks
+    if ranks is not None and (n_nodes > ranks or ranks % n_nodes):
+        raise CalibrationError(
+            f"--nodes {n_nodes:,} does not fit the run's {ranks} ranks: the nodes must divide "
+            "the ranks evenly (the same GPUs on each node)"
+        )
+    if result.n_nodes is not None and n_nodes != result.n_nodes:
+        raise CalibrationError(
+            f"--nodes {n_nodes:,} but the output's rank lines list {result.n_nodes} hosts; "
+            "leave --nodes out or correct it"
+        )
 
 
 def store(

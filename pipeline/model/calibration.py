@@ -115,10 +115,10 @@ _BINARY = re.compile(
 )
 # `srun --label` prefixes every line with the task id ("0: #  size ...").
 _SRUN_LABEL = re.compile(r"^\s*\d+:\s")
-_RANK = re.compile(r"^Rank\s+(\d+)\s+Group\s+(\d+)\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+")
+_RANK = re.compile(r"^Rank\s+(\d{1,9})\s+Group\s+(\d{1,9})\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+")
 _PARAMS = re.compile(
-    r"^nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)"
-    r"(?:\s+step:\s+(\d+)\((factor|bytes)\))?"
+    r"^nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+(\d{1,18})\s+maxBytes\s+(\d{1,18})"
+    r"(?:\s+step:\s+(\d{1,18})\((factor|bytes)\))?"
 )
 _AVG_BUSBW = re.compile(r"^Avg bus bandwidth\s*:\s*(\S+)")
 _OUT_OF_BOUNDS = re.compile(r"^Out of bounds values\s*:")
@@ -296,9 +296,19 @@ def _number(token: str, line: int, column: str) -> float:
     return value
 
 
+# digits an integer column may have: a byte count or an element count that fits in int64
+# (no nccl-tests run sends an exabyte); a longer one is damage, not a measurement
+MAX_INTEGER_DIGITS = 18
+
+
 def _integer(token: str, line: int, column: str, *, allow_negative: bool = False) -> int:
     if not re.fullmatch(r"-?\d+" if allow_negative else r"\d+", token):
         raise CalibrationError(f"line {line}: column '{column}' must be an integer, got {token!r}")
+    if len(token.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise CalibrationError(
+            f"line {line}: column '{column}' has {len(token.lstrip('-')):,} digits; no run "
+            f"measures more than {MAX_INTEGER_DIGITS} (is the output damaged?)"
+        )
     return int(token)
 
 

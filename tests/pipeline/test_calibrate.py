@@ -214,3 +214,18 @@ def test_a_bus_bandwidth_no_link_reaches_is_not_stored(tmp_path):
         lines.append(line)
     with pytest.raises(CalibrationError, match=f"reaches {MAX_BUSBW_GBYTES_S:g} GB/s"):
         fit_upload("\n".join(lines), "p", "infiniband")
+
+
+def test_a_size_longer_than_any_run_is_one_line():
+    from pipeline.calibrate import fit_upload
+    from pipeline.model.calibration import CalibrationError
+
+    text = (NCCL / "infiniband_2n_16g_all_reduce.txt").read_text()
+    lines = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 13 and parts[0].isdigit():  # sizes past int64: 5,000 digits
+            line = line.replace(parts[0], parts[0] + "9" * 5000, 1)
+        lines.append(line)
+    with pytest.raises(CalibrationError, match=r"column 'size' has 5,0\d\d digits"):
+        fit_upload("\n".join(lines), "p", "infiniband")
