@@ -41,3 +41,30 @@ def test_fabric_yes_no_unknown(crawler, raw_fact):
         raw_fact(rdma="yes", gpudirect_rdma="unknown", multi_node="no")
     )
     assert (item["rdma"], item["gpudirect_rdma"], item["multi_node"]) == (True, None, False)
+
+
+def test_control_characters_never_pass_and_are_counted(crawler, raw_offer):
+    item = CleanPipeline.from_crawler(crawler).process_item(
+        raw_offer(provider="\x1b[2J\x1b[31mevil\x1b[0m\x07 cloud\x9b1m", region="us\x00east")
+    )
+    assert item["provider"] == "evil cloud" and item["region"] == "us east"
+    assert crawler.stats.get_value("fabricscope/cleaned/control_characters") == 2
+
+
+def test_line_breaks_and_tabs_are_only_whitespace(crawler, raw_offer):
+    item = CleanPipeline.from_crawler(crawler).process_item(raw_offer(instance_type="8x\n\tH100"))
+    assert item["instance_type"] == "8x H100"
+    assert crawler.stats.get_value("fabricscope/cleaned/control_characters") is None
+
+
+@pytest.mark.parametrize("field", ["provider", "instance_type", "region", "gpu_name"])
+def test_a_name_longer_than_any_real_one_is_dropped_and_counted(crawler, raw_offer, field):
+    from scrapers.pipelines.clean import MAX_NAME_CHARS
+
+    with pytest.raises(DropItem, match=f"name_too_long: {field} of 201 characters"):
+        CleanPipeline.from_crawler(crawler).process_item(
+            raw_offer(**{field: "x" * (MAX_NAME_CHARS + 1)})
+        )
+    assert crawler.stats.get_value("fabricscope/dropped/name_too_long") == 1
+    kept = CleanPipeline.from_crawler(crawler).process_item(raw_offer(**{field: "x" * 200}))
+    assert len(kept[field]) == 200
