@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
 import subprocess
@@ -50,6 +51,36 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def _clean(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+# A column's name as printed: a header is a name, not data (a 1 MB SQL expression names its
+# column with itself); cut with a mark as the console cuts long cells.
+MAX_HEADER_CHARS = 200
+# An error line's length: a message that quotes the input (a 5,000-digit number) stays a line.
+MAX_ERROR_CHARS = 500
+
+
+def _cut(text: str, limit: int) -> str:
+    return (
+        text if len(text) <= limit else f"{text[:limit]}... [{len(text) - limit:,} more characters]"
+    )
+
+
+def _header(name: Any) -> str:
+    return _clean(_cut(str(name), MAX_HEADER_CHARS))
+
+
+def _escaped(value: Any) -> Any:
+    """A value for csv or json: text with its control characters escaped, others as they are."""
+    return _clean(value) if isinstance(value, str) else value
+
+
+def _finite(param: typer.CallbackParam, value: float | None) -> float | None:
+    """A float option's check: inf and nan parse as floats but are no deadline, price or
+    weight (an infinite deadline was read as none)."""
+    if value is not None and not math.isfinite(value):
+        raise UserError(f"{param.opts[0]} must be a finite number (got {value})", code=2)
+    return value
 
 
 class _PlainConsole(Console):
@@ -146,18 +177,23 @@ def print_rows(
     ``optional`` columns (in the order to drop them) are left out, and named in a note, while
     the table is wider than the terminal, so that numbers stay whole and text has room."""
     if fmt is OutputFormat.JSON:
-        records = [{c: _jsonable(v) for c, v in zip(columns, row, strict=True)} for row in rows]
+        names = [_header(c) for c in columns]
+        records = [
+            {c: _escaped(_jsonable(v)) for c, v in zip(names, row, strict=True)} for row in rows
+        ]
         sys.stdout.write(json.dumps(records, indent=2, default=str) + "\n")
     elif fmt is OutputFormat.CSV:
         writer = csv.writer(sys.stdout)
-        writer.writerow(columns)
-        writer.writerows([["" if v is None else _jsonable(v) for v in row] for row in rows])
+        writer.writerow([_header(c) for c in columns])
+        writer.writerows(
+            [["" if v is None else _escaped(_jsonable(v)) for v in row] for row in rows]
+        )
     else:
         _print_table(columns, [[_cell(v) for v in row] for row in rows], title, notes, optional)
 
 
 def _widest(columns: Sequence[str], cells: list[list[str]], index: int) -> int:
-    return max([len(str(columns[index]))] + [len(row[index]) for row in cells])
+    return max([len(_header(columns[index]))] + [len(row[index]) for row in cells])
 
 
 def _print_table(
@@ -197,7 +233,7 @@ def _print_table(
     )
     for i in shown:
         table.add_column(
-            Text(_clean(str(columns[i]))),
+            Text(_header(columns[i])),
             justify="right" if number[i] else "left",
             no_wrap=number[i],
             overflow="fold",
@@ -318,11 +354,7 @@ def sql(
     if (query is None) == (file is None):
         raise UserError("give one query: as an argument, '-' for standard input, or --file", 2)
     if file is not None:
-        if not file.is_file():
-            raise UserError(f"no such file: {file}", code=2)
-        if file.stat().st_size > MAX_QUERY_BYTES:
-            raise UserError(f"{file}: a query file is at most {MAX_QUERY_BYTES:,} bytes", 2)
-        query = file.read_text(encoding="utf-8", errors="replace")
+        query = _query_file(file)
     elif query == "-":
         query = sys.stdin.read(MAX_QUERY_BYTES + 1)
         if len(query) > MAX_QUERY_BYTES:
@@ -337,6 +369,25 @@ def sql(
     print_rows(result.columns, result.rows, fmt)
     if result.truncated:
         err.print(f"showing the first {len(result.rows)} rows (row cap); add a LIMIT or filter")
+
+
+def _query_file(file: Path) -> str:
+    """A query file's text, read at most one byte past the cap: a device (/dev/zero), a
+    folder or a huge file is said to be what it is, never read whole."""
+    if not file.exists():
+        raise UserError(f"no such file: {file}", code=2)
+    if not file.is_file():
+        raise UserError(f"{file}: not a regular file (a folder or a device); give a .sql file", 2)
+    try:
+        with file.open("rb") as handle:
+            data = handle.read(MAX_QUERY_BYTES + 1)
+    except OSError as exc:
+        raise UserError(f"cannot read {file}: {exc.strerror}", code=2) from None
+    if len(data) > MAX_QUERY_BYTES:
+        raise UserError(f"{file}: a query file is at most {MAX_QUERY_BYTES:,} bytes", 2)
+    if b"\0" in data:
+        raise UserError(f"{file}: not a text file (it holds NUL bytes); give a .sql file", 2)
+    return data.decode("utf-8", errors="replace")
 
 
 @app.command()
@@ -439,7 +490,14 @@ def _export_shortlist(
         picked = shortlisting.build(settings.warehouse, request, top, offers, settings.as_of)
     except shortlisting.ShortlistError as exc:
         raise UserError(str(exc), code=2) from None
-    for path in shortlisting.write(picked, output):
+    try:
+        written = shortlisting.write(picked, output)
+    except OSError as exc:  # each file is whole or absent: nothing half-written stays
+        raise UserError(
+            f"cannot write the shortlist to {output}: {exc.strerror or exc}; choose a folder "
+            "you can write to (--output)"
+        ) from None
+    for path in written:
         out.print(f"{path}")
     out.print(f"{len(picked.rows)} offers from snapshot {picked.snapshot_id}")
 
@@ -667,6 +725,7 @@ def estimate(
             help="Your price per GPU-hour: the cost of the run (the GPU-hours of whole nodes "
             "times it).",
             show_default=False,
+            callback=_finite,
         ),
     ] = None,
     warehouse: WarehouseOption = None,
@@ -897,17 +956,24 @@ def rank(
     objective: Annotated[
         str, typer.Option(help="cost, time, or blend (see --time-weight).")
     ] = "cost",
-    time_weight: Annotated[float, typer.Option(help="blend: weight of time, 0-1.")] = 0.5,
+    time_weight: Annotated[
+        float, typer.Option(help="blend: weight of time, 0-1.", callback=_finite)
+    ] = 0.5,
     gpu_model: Annotated[
         list[str] | None, typer.Option("--gpu-model", help="Allowed GPU (repeatable).")
     ] = None,
     region: Annotated[list[str] | None, typer.Option(help="Allowed region (repeatable).")] = None,
-    max_budget: Annotated[float | None, typer.Option(help="Budget in USD.")] = None,
+    max_budget: Annotated[
+        float | None, typer.Option(help="Budget in USD.", callback=_finite)
+    ] = None,
     deadline_days: Annotated[
-        float | None, typer.Option(help="Deadline in days (as the app asks).")
+        float | None, typer.Option(help="Deadline in days (as the app asks).", callback=_finite)
     ] = None,
     deadline_hours: Annotated[
-        float | None, typer.Option(help="Deprecated: the deadline in hours; use --deadline-days.")
+        float | None,
+        typer.Option(
+            help="Deprecated: the deadline in hours; use --deadline-days.", callback=_finite
+        ),
     ] = None,
     min_fabric: Annotated[
         str | None, typer.Option(help="Minimum fabric class, e.g. roce or infiniband.")
@@ -920,7 +986,10 @@ def rank(
     ] = None,
     max_price_age_days: Annotated[
         float | None,
-        typer.Option(help="Leave out prices their source observed more than this many days ago."),
+        typer.Option(
+            help="Leave out prices their source observed more than this many days ago.",
+            callback=_finite,
+        ),
     ] = None,
     show_excluded: Annotated[
         bool, typer.Option("--excluded", help="List the excluded offers and why instead.")
@@ -1182,31 +1251,43 @@ def _layout(text: str, job: Workload, rows: list[dict[str, Any]]) -> scaling.Lay
     from pipeline.model import scaling
     from pipeline.model.hardware import HardwareError
 
+    shown = _cut(text, 80)
     try:
-        parts = dict(item.split("=", 1) for item in text.split(","))
-        tp, pp = int(parts.pop("tp", 1)), int(parts.pop("pp", 1))
-        dp = int(parts.pop("dp")) if "dp" in parts else None
-        cp = int(parts.pop("cp", 1))
+        parts = dict(_layout_part(item) for item in text.split(","))
+
+        def count(name: str, default: int | None = None) -> int | None:
+            given = parts.pop(name, None)
+            if given is None:
+                return default
+            if not re.fullmatch(r"\s*[-+]?\d{1,7}\s*", given):
+                raise ValueError(
+                    f"{name} must be a whole number up to 1,000,000 (got {_cut(given, 20)!r})"
+                )
+            return int(given)
+
+        tp, pp, cp = count("tp", 1), count("pp", 1), count("cp", 1)
+        assert tp is not None and pp is not None and cp is not None
+        dp = count("dp")
         # left out: None, and LayoutGrid.partial takes the workload's own field or searches
-        mb = int(parts.pop("mb")) if "mb" in parts else None
+        mb = count("mb")
         recompute, block = _recompute_choice(parts.pop("recompute", None))
-        vpp = int(parts.pop("vpp")) if "vpp" in parts else None
-        first = int(parts.pop("first")) if "first" in parts else None
-        last = int(parts.pop("last")) if "last" in parts else None
+        vpp, first, last = count("vpp"), count("first"), count("last")
     except ValueError as exc:
-        raise HardwareError(f"--layout {text!r}: {exc}") from None
+        raise HardwareError(f"--layout {shown!r}: {exc}") from None
     counts = (("tp", tp), ("pp", pp), ("dp", dp), ("mb", mb), ("cp", cp), ("vpp", vpp))
     for name, value in (*counts, ("first", first), ("last", last)):
         if value is not None and not 1 <= value <= 1_000_000:
-            raise HardwareError(f"--layout {text!r}: {name} must be a positive count (got {value})")
+            raise HardwareError(
+                f"--layout {shown!r}: {name} must be a positive count (got {value})"
+            )
     if cp > 1 and job.seq_len % (2 * cp):
         raise HardwareError(
-            f"--layout {text!r}: cp={cp} needs seq_len divisible by 2 x cp (the sequence is "
+            f"--layout {shown!r}: cp={cp} needs seq_len divisible by 2 x cp (the sequence is "
             f"split in 2 cp chunks for causal load balance); seq_len is {job.seq_len}"
         )
     if cp > 1 and not job.flash_attention:
         raise HardwareError(
-            f"--layout {text!r}: cp={cp} runs on fused (flash) attention only; the workload "
+            f"--layout {shown!r}: cp={cp} runs on fused (flash) attention only; the workload "
             "says flash_attention false"
         )
     if parts:
@@ -1217,14 +1298,14 @@ def _layout(text: str, job: Workload, rows: list[dict[str, Any]]) -> scaling.Lay
     # what a Megatron-style layout needs: heads split evenly across TP ranks, stages that
     # add up to the layers; said here by name instead of an estimate of NaN
     if job.heads % tp:
-        raise HardwareError(f"--layout {text!r}: tp={tp} does not divide the {job.heads} heads")
+        raise HardwareError(f"--layout {shown!r}: tp={tp} does not divide the {job.heads} heads")
     try:
         scaling.stage_plan(job.layers, pp, first, last)
     except ValueError as exc:
-        raise HardwareError(f"--layout {text!r}: {exc}") from None
+        raise HardwareError(f"--layout {shown!r}: {exc}") from None
     if vpp is not None and vpp > 1 and (pp == 1 or job.layers < pp * vpp):
         raise HardwareError(
-            f"--layout {text!r}: vpp={vpp} needs pp > 1 and at least one layer per chunk "
+            f"--layout {shown!r}: vpp={vpp} needs pp > 1 and at least one layer per chunk "
             f"({job.layers} layers on pp={pp})"
         )
     for row in rows:
@@ -1237,10 +1318,18 @@ def _layout(text: str, job: Workload, rows: list[dict[str, Any]]) -> scaling.Lay
         if gpus % (tp * pp * cp):
             product = "tp*pp*cp" if cp > 1 else "tp*pp"
             raise HardwareError(
-                f"--layout {text!r}: {product} = {tp * pp * cp} does not divide the profile's "
+                f"--layout {shown!r}: {product} = {tp * pp * cp} does not divide the profile's "
                 f"{gpus} GPUs"
             )
     return scaling.LayoutGrid.partial(job, tp, pp, mb, recompute, vpp, cp, first, last, block)
+
+
+def _layout_part(item: str) -> tuple[str, str]:
+    """One ``name=value`` of a layout."""
+    name, equals, value = item.partition("=")
+    if not equals or not name.strip():
+        raise ValueError(f"each part is name=value, as tp=8 (got {_cut(item, 20)!r})")
+    return name.strip(), value
 
 
 def _recompute_choice(text: str | None) -> tuple[Recompute | None, float | None]:
@@ -1303,7 +1392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _exit_code(exc)
         if code is None:
             raise
-        err.print(f"error: {exc}")
+        err.print(f"error: {_cut(' '.join(str(exc).split()), MAX_ERROR_CHARS)}")
         return code
     return 0
 

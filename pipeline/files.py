@@ -18,6 +18,20 @@ def _finite(text: str) -> float:
     return value
 
 
+# digits a whole number in such a file may have: counts and token totals, not a 5,000-digit
+# string (Python refuses past 4,300 with a message about sys.set_int_max_str_digits)
+MAX_INTEGER_DIGITS = 30
+
+
+def _whole(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INTEGER_DIGITS:
+        raise ValueError(
+            f"a whole number with {digits:,} digits is too large (at most {MAX_INTEGER_DIGITS})"
+        )
+    return int(text)
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a finite number")
 
@@ -35,7 +49,7 @@ def read_json_input(path: Path, error: type[Exception], max_bytes: int = MAX_INP
     except UnicodeDecodeError as exc:
         raise error(f"{path}: not UTF-8 text (byte {exc.start}): is it the right file?") from None
     try:
-        return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+        return json.loads(text, parse_float=_finite, parse_int=_whole, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise error(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
     except ValueError as exc:

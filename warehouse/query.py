@@ -70,6 +70,7 @@ class QueryLimits:
     # characters a result may return in all (a 20 MB cell would take minutes to print)
     max_output_chars: int = 20_000_000
     max_cell_chars: int = 100_000
+    max_column_chars: int = 200
 
 
 # Functions that reveal the server's settings, paths or environment, or read files
@@ -271,6 +272,23 @@ def _too_long(limits: QueryLimits) -> str:
     )
 
 
+def _column_names(names: list[str], limits: QueryLimits) -> list[str]:
+    """Column names as a result shows them: a long one (a 1 MB expression names its column
+    with itself) cut with a mark, as long cells are, and kept distinct after the cut."""
+    shown: list[str] = []
+    for name in names:
+        if len(name) > limits.max_column_chars:
+            name = (
+                f"{name[: limits.max_column_chars]}... "
+                f"[{len(name) - limits.max_column_chars:,} more characters]"
+            )
+        unique, number = name, 2
+        while unique in shown:
+            unique, number = f"{name} ({number})", number + 1
+        shown.append(unique)
+    return shown
+
+
 def _capped(rows: list[tuple[Any, ...]], limits: QueryLimits) -> tuple[list[tuple[Any, ...]], bool]:
     """Long text cells cut (with a mark), and the rows that fit the output cap."""
     kept: list[tuple[Any, ...]] = []
@@ -308,7 +326,7 @@ def _run_here(path: Path, statement: str, limits: QueryLimits) -> QueryResult:
         watchdog.start()
         try:
             cursor = con.execute(statement)
-            columns = [d[0] for d in cursor.description or []]
+            columns = _column_names([d[0] for d in cursor.description or []], limits)
             rows = cursor.fetchmany(limits.max_rows + 1)
         except duckdb.InterruptException:
             raise QueryRefused(_too_long(limits)) from None

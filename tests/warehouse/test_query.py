@@ -219,3 +219,12 @@ def test_very_long_cells_are_cut_and_said_so(populated):
     )
     [(cell,)] = result.rows
     assert cell.startswith("x" * 1000) and cell.endswith("[299,000 more characters]")
+
+
+def test_very_long_column_names_are_cut_and_kept_distinct(populated):
+    long = "x" * 300_000
+    result = run_user_query(populated, f'select 1 as "{long}a", 2 as "{long}b", 3 as short')
+    first, second, third = result.columns
+    assert len(first) < 300 and first.endswith("[299,801 more characters]")
+    assert second == f"{first} (2)" and third == "short"
+    assert result.rows == [(1, 2, 3)]
