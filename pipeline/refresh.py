@@ -94,8 +94,9 @@ def list_sources() -> list[str]:
     return sorted(source_crons())
 
 
-# the crawl child reads this and asks the kernel to stop it (SIGHUP: it records an aborted
-# run) when this process dies, however it dies (scrapers/tools.py)
+# the crawl child reads this and never outlives this process, however it dies: no spider
+# opens after it, running ones stop (their runs recorded aborted), none is recorded ok, and
+# the crawl exits (scrapers/tools.py, scrapers/extensions.py)
 PARENT_PID_ENV = "FABRICSCOPE_CRAWL_PARENT_PID"
 
 

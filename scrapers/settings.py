@@ -75,5 +75,8 @@ FABRICSCOPE_EVENTS_ENABLED = False
 FABRICSCOPE_MAX_DROP_SHARE = 0.5
 FABRICSCOPE_RETRY_AFTER_MAX_S = 60.0
 FABRICSCOPE_LOCK_WAIT_S = 120.0
+# The process this crawl must not outlive (set by `scrapers.tools crawl`; 0: none): once it
+# is gone no spider opens, running ones stop, and no run is recorded ok.
+FABRICSCOPE_PARENT_PID = 0
 # Credentials for APIs that need them; never logged, never stored in fixtures.
 FABRICSCOPE_LAMBDA_API_KEY = os.environ.get("FABRICSCOPE_LAMBDA_API_KEY", "")

@@ -33,31 +33,47 @@ def spider_names() -> list[str]:
     return sorted(SpiderLoader.from_settings(get_project_settings()).list())
 
 
-def _die_with_parent(process: CrawlerProcess) -> None:
-    """Stop gracefully when the process that started this crawl dies, so a crawl never runs
-    on (and publishes) without it: the kernel sends SIGHUP (Linux's PR_SET_PDEATHSIG) and the
-    crawl stops as at a shutdown, its runs recorded aborted. SIGHUP, not SIGTERM: Scrapy takes
-    a second SIGTERM as "stop now, record nothing". Elsewhere than Linux nothing is set."""
-    expected = os.environ.get("FABRICSCOPE_CRAWL_PARENT_PID")
-    if not expected or not sys.platform.startswith("linux"):
+# set by `fabricscope refresh` and the scheduler (pipeline/refresh.py): the process this
+# crawl must not outlive
+PARENT_PID_ENV = "FABRICSCOPE_CRAWL_PARENT_PID"
+
+
+def _parent_pid() -> int:
+    """The process that started this crawl (0: none said)."""
+    try:
+        return int(os.environ.get(PARENT_PID_ENV) or 0)
+    except ValueError:
+        return 0
+
+
+def _die_with_parent(process: CrawlerProcess, expected: int) -> None:
+    """Stop when the process that started this crawl (``expected``) dies, so a crawl never
+    runs on (and publishes) without it.
+
+    On Linux the kernel sends SIGHUP when it dies (PR_SET_PDEATHSIG) and the crawl stops as
+    at a shutdown (SIGHUP, not SIGTERM: Scrapy takes a second SIGTERM as "stop now, record
+    nothing"). Everywhere, the run ledger (scrapers/extensions.py) sees the parent change:
+    no spider opens after it, a running one is stopped, its run recorded aborted."""
+    if not expected:
         return
-    import ctypes
+    if sys.platform.startswith("linux"):
+        import ctypes
 
-    stopping: list[bool] = []
+        stopping: list[bool] = []
 
-    def stop(*_: object) -> None:
-        if not stopping:  # once, however many times it comes
-            stopping.append(True)
-            # imported here: by now Scrapy has installed the reactor it asked for
-            from twisted.internet import reactor
+        def stop(*_: object) -> None:
+            if not stopping:  # once, however many times it comes
+                stopping.append(True)
+                # imported here: by now Scrapy has installed the reactor it asked for
+                from twisted.internet import reactor
 
-            reactor.callFromThread(process.stop)  # type: ignore[attr-defined]
+                reactor.callFromThread(process.stop)  # type: ignore[attr-defined]
 
-    signal.signal(signal.SIGHUP, stop)
-    pr_set_pdeathsig = 1
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(pr_set_pdeathsig, signal.SIGHUP, 0, 0, 0)
-    if os.getppid() != int(expected):  # the parent died before the request took effect
+        signal.signal(signal.SIGHUP, stop)
+        pr_set_pdeathsig = 1
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(pr_set_pdeathsig, signal.SIGHUP, 0, 0, 0)
+    if os.getppid() != expected:  # the parent died before the request took effect
         raise SystemExit("the refresh that started this crawl has already ended")
 
 
@@ -82,13 +98,14 @@ def crawl(
             "FABRICSCOPE_REPLAY_ENABLED": offline,
             "FABRICSCOPE_RECORD_ENABLED": record,
             "FABRICSCOPE_EVENTS_ENABLED": True,
+            "FABRICSCOPE_PARENT_PID": _parent_pid(),
             REFERENCE_SETTING: reference_setting(reference),
             **(overrides or {}),
         },
         priority="cmdline",
     )
     process = CrawlerProcess(settings)
-    _die_with_parent(process)
+    _die_with_parent(process, settings.getint("FABRICSCOPE_PARENT_PID"))
     for source in sources:
         urls = (start_urls or {}).get(source)
         process.crawl(source, **({"start_urls": urls} if urls else {}))
