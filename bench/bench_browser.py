@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,15 +133,19 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serving(warehouse: Path, data: Path) -> Iterator[tuple[str, Path]]:
+def serving(
+    warehouse: Path, data: Path, settings: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, Path]]:
     """A fresh `streamlit run` of the app on 127.0.0.1, once it answers its health check;
-    yields its URL and its log."""
+    yields its URL and its log. ``settings``: more FABRICSCOPE_ variables (the browser tests
+    pin "now" with FABRICSCOPE_AS_OF)."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FABRICSCOPE_")}
     env |= {
         "PYTHONPATH": str(ROOT),
         "FABRICSCOPE_WAREHOUSE": str(warehouse),
         "FABRICSCOPE_DATA_DIR": str(data),
+        **(settings or {}),
     }
     log_path = data / f"streamlit-{port}.log"
     with log_path.open("w") as log:

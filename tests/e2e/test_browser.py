@@ -7,11 +7,6 @@ ranking rows; every page is screenshotted into test-artifacts/screenshots/.
 from __future__ import annotations
 
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,9 +15,10 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from bench.bench_browser import serving
 from pipeline.ranking import RankRequest, parse_gpu_counts, rank
 from pipeline.workloads import preset
-from tests.helpers import AS_OF, ROOT, python_env
+from tests.helpers import AS_OF, ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
@@ -42,51 +38,13 @@ TIMEOUT_MS = 90_000
 expect.set_options(timeout=TIMEOUT_MS)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def app_url(fixture_warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
+    """The app served by `streamlit run` on 127.0.0.1 (the same start as the browser
+    benchmark's), "now" pinned to AS_OF."""
     data = tmp_path_factory.mktemp("app-data")
-    env = {
-        **python_env(),
-        "FABRICSCOPE_WAREHOUSE": str(fixture_warehouse),
-        "FABRICSCOPE_DATA_DIR": str(data),
-        "FABRICSCOPE_AS_OF": AS_OF.isoformat(),
-    }
-    log = (data / "streamlit.log").open("w")
-    process = subprocess.Popen(
-        [
-            sys.executable, "-m", "streamlit", "run", "ui/app.py",
-            "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
-            "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.read().strip() == b"ok":
-                    break
-        except OSError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise AssertionError((data / "streamlit.log").read_text())
-        time.sleep(0.3)
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
-    log.close()
+    with serving(fixture_warehouse, data, {"FABRICSCOPE_AS_OF": AS_OF.isoformat()}) as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")
