@@ -741,10 +741,14 @@ def estimate(
     from pipeline.model.hardware import HardwareError
     from pipeline.workloads import WorkloadError, load_workload
 
+    # an invalid setting stops every command (README), estimate included; the settings are
+    # cheap to read (no duckdb or pandas), the warehouse is opened only for a provider's
+    # stored calibration
+    settings = _settings(warehouse)
     try:
         job = load_workload(workload)
         given = _hardware_rows(hardware)
-        rows = catalog.with_calibrations(given, _stored_calibrations(given, warehouse))
+        rows = catalog.with_calibrations(given, _stored_calibrations(given, settings))
         profiles = catalog.build(rows)
         grid = _layout(layout, job, rows) if layout else None
     except (WorkloadError, HardwareError) as exc:
@@ -792,15 +796,15 @@ def estimate(
 
 
 def _stored_calibrations(
-    rows: Sequence[dict[str, Any]], warehouse: Path | None
+    rows: Sequence[dict[str, Any]], settings: Settings
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """The stored calibrations, read only when a profile names a provider: without one,
-    `estimate` needs neither the settings nor the warehouse (nor pandas and duckdb)."""
+    `estimate` needs no warehouse (nor pandas and duckdb)."""
     if not any(row.get("provider") for row in rows):
         return {}
     from pipeline import calibrate as calibrating
 
-    return calibrating.stored_all_reduce(_settings(warehouse).warehouse)
+    return calibrating.stored_all_reduce(settings.warehouse)
 
 
 def _materialise(settings: Settings) -> None:

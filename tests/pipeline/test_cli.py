@@ -505,8 +505,9 @@ def test_a_workload_file_can_take_a_named_architecture_and_state_its_own_plan(tm
 
 def test_the_command_line_starts_without_the_data_libraries(tmp_path):
     """pandas, duckdb and the ranking load inside the commands that use them: `--help` needs
-    none, and an estimate without a provider reads no warehouse (bench/bench_cli.py times it)."""
-    heavy = ["pandas", "duckdb", "pipeline.ranking", "pipeline.config", "warehouse.db"]
+    none, and an estimate without a provider reads its settings (an invalid one stops every
+    command) but no warehouse (bench/bench_cli.py times it)."""
+    heavy = ["pandas", "duckdb", "pipeline.ranking", "warehouse.db", "warehouse.query"]
     hw = h100_cluster(tmp_path, 64)
     script = (
         "import sys\n"
@@ -547,3 +548,14 @@ def test_uneven_pipeline_stages_round_trip_through_layout(tmp_path):
     assert back["step_time_s"] == pytest.approx(given["step_time_s"])
     other = estimate_json(hw, "--layout", "tp=8,pp=16,first=5,last=9", workload="llama3-405b")[0]
     assert other["stages"] == "5+8x14+9"
+
+
+def test_an_invalid_setting_stops_estimate_too(tmp_path):
+    """The README: an invalid setting stops every command. estimate read no settings when no
+    profile named a provider, so an unknown source under [schedule.sources] passed there."""
+    hw = h100_cluster(tmp_path, 64)
+    config = tmp_path / "fabricscope.toml"
+    config.write_text('[schedule.sources]\nno_such_source = "0 * * * *"\n')
+    done = fabricscope("estimate", "-w", "llama3-8b", "--hardware", str(hw), cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "no_such_source" in done.stderr
