@@ -172,7 +172,7 @@ def stage_plan(
     return best
 
 
-def stage_label(layers: int, pp: int, first: int, middle: int, last: int) -> str:
+def stage_label(pp: int, first: int, middle: int, last: int) -> str:
     """``7+8x14+7`` for uneven stages; empty when every stage holds the same count."""
     if pp == 1 or first == middle == last:
         return ""
@@ -181,12 +181,12 @@ def stage_label(layers: int, pp: int, first: int, middle: int, last: int) -> str
     return f"{first}+{middle}x{pp - 2}+{last}"
 
 
-def stage_imbalance(layers: int, heaviest: int, pp: int) -> float:
+def stage_imbalance(layers: int, heaviest: Array | float, pp: Array | float) -> Array:
     """The heaviest stage's load over the mean one's: its layers over ``(layers + 2) / pp``,
     the embedding and the loss counted as a layer each (Megatron-Core's
     ``--account-for-embedding-in-pipeline-split`` and ``--account-for-loss-in-pipeline-split``),
-    never below 1. Even stages, and Llama 3 405B's 7 + 14 x 8 + 7, are 1."""
-    return max(1.0, heaviest * pp / (layers + 2))
+    never below 1. Even stages, and Llama 3 405B's 7 + 14 x 8 + 7, are 1. Scalars or arrays."""
+    return np.maximum(1.0, np.asarray(heaviest) * pp / (layers + 2))
 
 
 def _virtual_choices(layers: int, pp: int, given: bool) -> list[int]:
@@ -468,6 +468,7 @@ class _Grid:
     # keeps (the first stage's with p micro-batches in flight, or the second's with p - 1)
     imbalance: Array
     activation_layers: Array
+    stage_plans: NDArray[np.float64]  # (K, 3): each layout's first, middle and last stage layers
     nodes: Array
     nvlink_bus: Array
     net_step: Array  # the fabric's NCCL step latency
@@ -490,7 +491,8 @@ def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: Model
     m = sequences / per_pass
     if not workload.exact_batch:  # the nearest whole number of micro-batches, at least one
         m = np.maximum(1.0, np.round(m))
-    imbalance, activation_layers = _stages(workload.layers, layout)
+    plans = _stage_plans(workload.layers, layout)
+    imbalance, activation_layers = _stages(workload.layers, layout, plans)
     return _Grid(
         col=col,
         columns=HardwareProfiles(**col),
@@ -506,6 +508,7 @@ def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: Model
         batch_scale=m * per_pass / sequences,
         imbalance=imbalance[None, :],
         activation_layers=activation_layers[None, :],
+        stage_plans=plans,
         nodes=np.ceil(col["gpu_count"] / col["gpus_per_node"]),
         nvlink_bus=col["scaleup_bytes_per_s"] * c.nvlink_efficiency,
         net_step=c.network_step_latency_s * col["fabric_alpha_multiplier"],
@@ -513,34 +516,39 @@ def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: Model
     )
 
 
-def _stages(layers: int, layout: LayoutGrid) -> tuple[Array, Array]:
+def _stage_plans(layers: int, layout: LayoutGrid) -> NDArray[np.float64]:
+    """Each layout's first, middle and last stage's layers (:func:`stage_plan`), shape (K, 3):
+    one plan per distinct (pp, first, last), however many layouts share it."""
+    assert layout.first_stage is not None and layout.last_stage is not None
+    keys = np.stack([layout.pp, layout.first_stage, layout.last_stage], axis=1)
+    distinct, inverse = np.unique(keys, axis=0, return_inverse=True, equal_nan=True)
+    plans = np.array(
+        [
+            stage_plan(
+                layers,
+                int(pp),
+                None if np.isnan(first) else int(first),
+                None if np.isnan(last) else int(last),
+            )
+            for pp, first, last in distinct
+        ],
+        dtype=np.float64,
+    )
+    return plans[inverse.reshape(-1)]
+
+
+def _stages(layers: int, layout: LayoutGrid, plans: NDArray[np.float64]) -> tuple[Array, Array]:
     """Per layout: the heaviest pipeline stage's load over the mean (:func:`stage_imbalance`)
     and the layers whose activations the binding stage keeps. Even stages: 1 and layers / p.
     Uneven (:func:`stage_plan`): the first stage's layers with p micro-batches in flight or
     the second's with p - 1 under 1F1B (Narayanan et al. 2021), whichever keeps more."""
-    assert layout.first_stage is not None and layout.last_stage is not None
-    imbalance = np.ones_like(layout.pp)
-    kept = layers / layout.pp
-    plans: dict[tuple[float, float, float], tuple[float, float]] = {}
-    for i, key in enumerate(zip(layout.pp, layout.first_stage, layout.last_stage, strict=True)):
-        pp, first, last = int(key[0]), key[1], key[2]
-        given = not (np.isnan(first) and np.isnan(last))
-        if not given and layers % pp == 0:
-            continue
-        if key not in plans:
-            f, middle, lst = stage_plan(
-                layers,
-                pp,
-                None if np.isnan(first) else int(first),
-                None if np.isnan(last) else int(last),
-            )
-            second = middle if pp > 2 else lst
-            plans[key] = (
-                stage_imbalance(layers, max(f, middle, lst), pp),
-                max(float(f), second * (pp - 1) / pp),
-            )
-        imbalance[i], kept[i] = plans[key]
-    return imbalance, kept
+    pp = layout.pp
+    first, middle, last = plans[:, 0], plans[:, 1], plans[:, 2]
+    imbalance = stage_imbalance(layers, np.max(plans, axis=1), pp)
+    second = np.where(pp > 2, middle, last)
+    uneven = (first != middle) | (middle != last)
+    kept = np.where(uneven, np.maximum(first, second * (pp - 1) / pp), layers / pp)
+    return np.where(uneven, imbalance, 1.0), kept
 
 
 def _valid(workload: Workload, g: _Grid) -> Array:
@@ -1014,16 +1022,7 @@ def estimate(
         )
     ]
     fabric_share = np.where(exposed > 0, fabric_part / np.maximum(exposed, 1e-12), 0.0)
-    assert layout.first_stage is not None and layout.last_stage is not None
-    stages = [
-        stage_plan(
-            workload.layers,
-            int(layout.pp[k]),
-            None if np.isnan(layout.first_stage[k]) else int(layout.first_stage[k]),
-            None if np.isnan(layout.last_stage[k]) else int(layout.last_stage[k]),
-        )
-        for k in pick
-    ]
+    stages = [tuple(int(n) for n in plan) for plan in g.stage_plans[pick]]
     comm_link = [
         "none" if not e > 0 else "fabric" if f >= 0.5 else "nvlink"
         for e, f in zip(exposed, fabric_share, strict=True)
@@ -1058,11 +1057,10 @@ def estimate(
         micro_batch=chosen(np.broadcast_to(b, candidate.shape)),
         virtual_stages=chosen(np.broadcast_to(v, candidate.shape)),
         cp=chosen(np.broadcast_to(g.cp, candidate.shape)),
-        first_stage_layers=np.array([f for f, _, _ in stages], dtype=np.float64),
-        last_stage_layers=np.array([lst for _, _, lst in stages], dtype=np.float64),
+        first_stage_layers=g.stage_plans[pick, 0],
+        last_stage_layers=g.stage_plans[pick, 2],
         stages=[
-            stage_label(workload.layers, int(layout.pp[k]), *plan)
-            for k, plan in zip(pick, stages, strict=True)
+            stage_label(int(layout.pp[k]), *plan) for k, plan in zip(pick, stages, strict=True)
         ],
         batch_sequences=workload.batch_sequences * scale,
         layout_found=np.asarray(np.any(valid, axis=1)),
