@@ -875,12 +875,16 @@ def _seller(row: dict[str, Any]) -> str:
 # A ranked offer as a person reads it, header -> value: the costs in USD, times in days, shares
 # in percent; JSON and CSV carry the raw fields (hours, fractions) at full precision. The offer
 # is its label (GPUs per instance, GPU, fabric as stated); its raw id is in csv and json.
-RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+# a ranked offer's first columns, in every table of ranked offers
+OFFER_HEAD: dict[str, Callable[[dict[str, Any]], Any]] = {
     "#": lambda r: r["rank"],
     "provider": _seller,
     "offer": lambda r: r["offer_label"],
     "per node": lambda r: r["gpus_per_node"],
     "GPUs": lambda r: r["gpus"],
+}
+RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    **OFFER_HEAD,
     "region": _region,
     "days": lambda r: _days(r["time_to_train_h"], r["time_to_train_h_low"]),
     "cost (USD)": lambda r: _usd(r["cost_usd"], r["cost_usd_low"]),
@@ -1079,12 +1083,13 @@ def rank(
 
 # Today's fabric beside the what-if, per ranked offer (ranking.what_if_changes)
 WHAT_IF_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "#": lambda r: r["rank"],
-    "provider": _seller,
-    "offer": lambda r: r["offer_label"],
-    "GPUs": lambda r: r["gpus"],
+    **OFFER_HEAD,
     "fabric now": lambda r: r["fabric_now"],
-    "Gb/s/GPU": lambda r: _gbps(r["fabric_what_if"]) or r["what_if_note"],
+    "Gb/s/GPU": lambda r: (
+        r["what_if_note"]
+        if _missing(r["fabric_gbps_what_if"])
+        else f"{r['fabric_gbps_what_if']:,g}"
+    ),
     "days now": lambda r: _days(r["time_to_train_h"], r["time_to_train_h_low"]),
     "days": lambda r: _days(r["time_to_train_h_what_if"], r["time_to_train_h_low_what_if"]),
     "time": lambda r: None if _missing(r["time_change"]) else f"{r['time_change']:+.0%}",
@@ -1101,12 +1106,6 @@ WHAT_IF_LEGEND = (
     "Gb/s/GPU, days, comm (exposed communication) and verdict: with the what-if fabric; time "
     "and cost (USD): the change from today's fabric, at the worse ends"
 )
-
-
-def _gbps(label: str | None) -> str | None:
-    """The Gb/s per GPU a what-if costs an offer at, from its fabric label."""
-    found = re.search(r" at ([\d.,]+) Gb/s per GPU", label or "")
-    return found.group(1) if found else None
 
 
 def _print_what_if(

@@ -266,6 +266,7 @@ RANKED_COLUMNS = [
     "memory_gb_per_gpu",
     "fabric_class",
     "fabric_estimated_as",
+    "fabric_gbps_costed",
     "fabric_range",
     "multi_node",
     "multi_node_reason",
@@ -926,8 +927,10 @@ def _estimate(
     out = []
     for row, (low_i, high_i) in zip(candidates, refs, strict=True):
         slow, fast = per_profile[low_i], per_profile[high_i]
+        worse_end = row["pessimistic"]
         if slow["time_to_train_h"] < fast["time_to_train_h"]:
             slow, fast = fast, slow  # "pessimistic" is whichever end is slower
+            worse_end = row["optimistic"]
         notes = list(row["notes"])
         moved = slow["batch_sequences"] - job.batch_sequences
         if slow["fits_memory"] and moved:
@@ -956,6 +959,8 @@ def _estimate(
             "gpu_memory_gb": row.get("gpu_memory_gb"),
             "offer_key": offer_key(row),
             "notes": notes,
+            # the Gb/s per GPU the worse end was costed at (the what-if's, under a what-if)
+            "fabric_gbps_costed": worse_end[1] if worse_end[1] else None,
             "layout_found": bool(slow["layout_found"]),
             "workable_gpus": workable.get(low_i, ()),
         }
@@ -978,7 +983,7 @@ def _workable_counts(
     One more model call over every such profile's neighbours (memory and layouts do not
     depend on the fabric, so one fabric end per GPU and node size is enough)."""
     failed = [i for i, r in enumerate(results) if not r["fits_memory"]]
-    tried: dict[tuple[Any, ...], list[int]] = {}  # (gpu, node size, count) -> profile rows
+    tried: dict[tuple[Any, ...], int] = {}  # (gpu, node size, count) -> its row in ``rows``
     rows: list[dict[str, Any]] = []
     for i in failed:
         base = profile_rows[i]
@@ -989,7 +994,7 @@ def _workable_counts(
         for n in sorted(counts - {count}):
             key = (base["gpu_model"], per_node, n)
             if key not in tried:
-                tried[key] = [len(rows)]
+                tried[key] = len(rows)
                 row = {**base, "gpu_count": n}
                 if n > per_node and base["fabric_class"] in (None, "none"):
                     # a one-node profile has no fabric; more nodes need one (any will do)
@@ -998,17 +1003,17 @@ def _workable_counts(
     if not rows:
         return {}
     fits = estimate(job, catalog.build(rows)).fits_memory
+    working: dict[tuple[Any, int], list[int]] = {}  # (gpu, node size) -> counts with a plan
+    for (gpu, size, n), j in tried.items():
+        if fits[j]:
+            working.setdefault((gpu, size), []).append(n)
     out: dict[int, tuple[int, ...]] = {}
     for i in failed:
         base = profile_rows[i]
-        per_node, count = int(base["gpus_per_node"]), int(base["gpu_count"])
-        working = [
-            n
-            for (gpu, size, n), (j,) in tried.items()
-            if gpu == base["gpu_model"] and size == per_node and fits[j]
-        ]
-        below = [n for n in working if n < count]
-        above = [n for n in working if n > count]
+        count = int(base["gpu_count"])
+        near = working.get((base["gpu_model"], int(base["gpus_per_node"])), [])
+        below = [n for n in near if n < count]
+        above = [n for n in near if n > count]
         out[i] = tuple([*([max(below)] if below else []), *([min(above)] if above else [])])
     return out
 
@@ -1151,6 +1156,7 @@ WHAT_IF_COLUMNS = [
     "gpus",
     "fabric_now",
     "fabric_what_if",
+    "fabric_gbps_what_if",
     "time_to_train_h",
     "time_to_train_h_low",
     "time_to_train_h_what_if",
@@ -1188,6 +1194,7 @@ def what_if_changes(base: RankResult, other: RankResult) -> pd.DataFrame:
             changed = alternative.loc[key]
             entry |= {
                 "fabric_what_if": changed["fabric_estimated_as"],
+                "fabric_gbps_what_if": changed["fabric_gbps_costed"],
                 "time_to_train_h_what_if": changed["time_to_train_h"],
                 "time_to_train_h_low_what_if": changed["time_to_train_h_low"],
                 "time_change": changed["time_to_train_h"] / row["time_to_train_h"] - 1,

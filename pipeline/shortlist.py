@@ -332,6 +332,7 @@ COLUMNS: dict[str, Column] = {
     "memory_gb_per_gpu": Column("Memory per GPU (GB)", ONE_DECIMAL),
     "fabric_class": Column("Fabric stated"),
     "fabric_estimated_as": Column("Fabric (costed as)"),
+    "fabric_gbps_costed": Column("Fabric per GPU as costed, worse end (Gb/s)", ONE_DECIMAL),
     "fabric_range": Column("Fabric unknown: costed as a range"),
     "multi_node": Column("Multi-node"),
     "multi_node_reason": Column("Multi-node: why"),

@@ -528,10 +528,16 @@ def test_one_what_if_says_which_bandwidth_each_offer_is_costed_at(fixture_wareho
     base = rank(fixture_warehouse, request("mixtral-8x7b", "512", min_fabric_class="infiniband"))
     changes = what_if_changes(base, base.what_if("ethernet"))
     assert list(changes["offer_key"]) == list(base.offers["offer_key"])
-    pairs = zip(changes["fabric_what_if"], base.offers["gpus_per_node"], strict=True)
-    for label, per_node in pairs:
+    pairs = zip(
+        changes["fabric_what_if"],
+        changes["fabric_gbps_what_if"],
+        base.offers["gpus_per_node"],
+        strict=True,
+    )
+    for label, gbps, per_node in pairs:
         per_gpu = WHAT_IF_GBPS_PER_NODE["ethernet"] / per_node  # 12.5 on 8-GPU nodes
         assert label == f"ethernet at {per_gpu:g} Gb/s per GPU (what if)"
+        assert gbps == pytest.approx(per_gpu)  # the figure the label states, as a number
     assert (changes["time_change"] > 0).all() and (changes["cost_change_usd"] > 0).all()
     assert (changes["comm_fraction_exposed_what_if"] > changes["comm_fraction_exposed"]).all()
     rule = what_if_rule("ethernet")
