@@ -10,6 +10,7 @@ import re
 import tempfile
 import tomllib
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -145,8 +146,9 @@ class ScheduleSettings(BaseModel):
     @model_validator(mode="after")
     def _known_sources(self) -> ScheduleSettings:
         """Every command refuses a source no spider has, not only ``schedule``."""
+        known = set(source_names())
         for name, given in (("sources", list(self.sources)), ("only", self.only or [])):
-            unknown = sorted(set(given) - set(source_names()))
+            unknown = sorted(set(given) - known)
             if unknown:
                 raise ValueError(
                     f"schedule.{name}: unknown source {_shown(unknown[0])}; known sources: "
@@ -161,12 +163,16 @@ SPIDERS_DIR = Path(__file__).resolve().parent.parent / "scrapers" / "spiders"
 _SPIDER_NAME = re.compile(r'^    name = "(\w+)"$', re.M)
 
 
-def source_names() -> list[str]:
-    """Every source a spider crawls, read from the spiders' files (no Scrapy import)."""
-    return sorted(
-        found.group(1)
-        for path in SPIDERS_DIR.glob("[!_]*.py")
-        if (found := _SPIDER_NAME.search(path.read_text(encoding="utf-8"))) is not None
+@cache
+def source_names() -> tuple[str, ...]:
+    """Every source a spider crawls, read from the spiders' files (no Scrapy import), once
+    per process."""
+    return tuple(
+        sorted(
+            found.group(1)
+            for path in SPIDERS_DIR.glob("[!_]*.py")
+            if (found := _SPIDER_NAME.search(path.read_text(encoding="utf-8"))) is not None
+        )
     )
 
 

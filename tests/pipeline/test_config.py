@@ -107,7 +107,7 @@ def test_the_source_names_are_the_spiders(monkeypatch):
     from tests.helpers import ROOT
 
     monkeypatch.chdir(ROOT)  # Scrapy finds its project from scrapy.cfg
-    assert source_names() == spider_names()
+    assert list(source_names()) == spider_names()
 
 
 @pytest.mark.parametrize(
