@@ -810,12 +810,12 @@ def _stored_calibrations(
 def _materialise(settings: Settings) -> None:
     """Rank the preset workloads over the new offers (the estimates table); a failure
     here is reported and leaves the refreshed offers published."""
-    from pipeline import ranking
+    from pipeline import materialised
     from pipeline.model.hardware import HardwareError
     from warehouse.db import WarehouseError
 
     try:
-        count, info = ranking.materialise(settings.warehouse, lock_wait_s=30.0)
+        count, info = materialised.materialise(settings.warehouse, lock_wait_s=30.0)
     except (WarehouseError, HardwareError, ValueError) as exc:
         err.print(f"estimates not materialised: {exc}")
         return

@@ -209,6 +209,11 @@ class Settings(BaseSettings):
         default=60.0, ge=0, le=3600, description="how long a writer waits for another's lock"
     )
     schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    serve_stored_rankings: bool = Field(
+        default=True,
+        description="the app serves a view the refresh ranked and stored (the preset rankings) "
+        "from the warehouse while that is the same answer; false ranks every view live",
+    )
     as_of: datetime | None = Field(
         default=None,
         description="measure prices' ages at this time instead of the clock (reproducible "

@@ -20,7 +20,6 @@ Honesty rules (docs/RANKING.md):
 from __future__ import annotations
 
 import csv
-import json
 import math
 import re
 import time
@@ -208,6 +207,9 @@ class RankResult:
     model_seconds: float = 0.0
     # the time prices' ages (data_age_days) are measured at
     as_of: datetime | None = None
+    # when the rows were ranked and stored, for a ranking served from the warehouse
+    # (pipeline/materialised.py); None when ranked now
+    stored_at: datetime | None = None
 
     def offer_records(self) -> list[dict[str, Any]]:
         return records(self.offers)
@@ -1235,64 +1237,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, pd.Timestamp | datetime):
         return value.isoformat()
     return value
-
-
-# ---- materialised rankings (the ``estimates`` table)
-
-RANKINGS_FILE = Path(__file__).resolve().parent / "presets" / "rankings.json"
-
-
-class MaterialisedRanking(BaseModel):
-    """One preset workload ranked after every refresh (pipeline/presets/rankings.json)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    preset: str
-    gpus: str
-    tier: PricingTier = PricingTier.ON_DEMAND
-    objective: Objective = "cost"
-
-
-def materialised_rankings(path: Path = RANKINGS_FILE) -> list[MaterialisedRanking]:
-    return [MaterialisedRanking(**item) for item in json.loads(path.read_text(encoding="utf-8"))]
-
-
-def estimate_rows(warehouse: Path) -> pd.DataFrame:
-    """Every materialised ranking over the serving snapshot, as ``estimates`` rows."""
-    from pipeline.workloads import preset
-
-    inputs = read_inputs(warehouse)
-    computed_at = datetime.now(UTC)
-    parts = []
-    for item in materialised_rankings():
-        request = RankRequest(
-            workload=preset(item.preset),
-            gpu_counts=parse_gpu_counts(item.gpus),
-            tiers=(item.tier,),
-            objective=item.objective,
-        )
-        frame = rank(inputs, request).offers.copy()
-        if frame.empty:
-            continue
-        frame["workload"] = item.preset
-        frame["workload_name"] = request.workload.name
-        frame["gpus_requested"] = item.gpus
-        frame["objective"] = item.objective
-        frame["based_on_snapshot"] = inputs.snapshot.snapshot_id
-        frame["computed_at"] = computed_at
-        parts.append(frame)
-    if not parts:
-        return pd.DataFrame()
-    rows = pd.concat(parts, ignore_index=True)
-    return rows.drop(columns=["snapshot_id", "score", "data_age_days"], errors="ignore")
-
-
-def materialise(warehouse: Path, lock_wait_s: float = 0.0) -> tuple[int, SnapshotInfo | None]:
-    """Rank every preset in rankings.json and publish the rows as one snapshot."""
-    from warehouse.load import publish_estimates
-
-    rows = estimate_rows(warehouse)
-    if rows.empty:
-        return 0, None
-    result = publish_estimates(warehouse, rows, lock_wait_s)
-    return len(rows), result.snapshot

@@ -47,7 +47,7 @@ from apscheduler.schedulers import SchedulerNotRunningError
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from pipeline import ranking
+from pipeline import materialised
 from pipeline.config import Settings, SourceSchedule, cron_fields
 from pipeline.locks import LockHeld, ProcessLock, refresh_lock_path
 from pipeline.refresh import (
@@ -397,7 +397,9 @@ class Runner:
             return
         self.published.clear()
         try:
-            count, info = ranking.materialise(self.settings.warehouse, self.settings.lock_wait_s)
+            count, info = materialised.materialise(
+                self.settings.warehouse, self.settings.lock_wait_s
+            )
         except (WarehouseError, ValueError) as exc:
             log.error("estimates not materialised: %s", exc)
             return

@@ -32,6 +32,16 @@ def as_of() -> datetime | None:
         st.stop()
 
 
+def serve_stored() -> bool:
+    """The ``serve_stored_rankings`` setting: serve a ranking the refresh stored when it is
+    the same answer (pipeline/materialised.py), or rank every view live."""
+    try:
+        return load_settings().serve_stored_rankings
+    except ConfigError as exc:
+        st.error(f"Configuration problem: {exc}")
+        st.stop()
+
+
 class _SnapshotChanged(RuntimeError):
     """A snapshot was published between finding the current id and reading it."""
 

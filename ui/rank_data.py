@@ -18,6 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from pipeline import shortlist as shortlisting
+from pipeline.materialised import materialised_result
 from pipeline.ranking import (
     RankInputs,
     RankRequest,
@@ -26,7 +27,7 @@ from pipeline.ranking import (
     read_inputs,
     what_if_changes,
 )
-from ui.components import as_of, snapshot_or_setup
+from ui.components import as_of, serve_stored, snapshot_or_setup
 from ui.shortlist_files import Downloads, downloads
 
 T = TypeVar("T")
@@ -58,17 +59,26 @@ def _inputs(path: str, snapshot_id: int) -> RankInputs:
 # a ranking of a large catalog holds its excluded rows too: keep a handful per process
 # ``as_of``: the ``as_of`` setting (prices aged at that time), or None for the clock at the time
 # the ranking is computed; part of every key, so a pinned time is never served a clock's ranking
+# ``stored``: serve the ranking the refresh stored for this very request when it is the same
+# answer (pipeline/materialised.py), else rank it live
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _ranked(path: str, snapshot_id: int, request_json: str, as_of: datetime | None) -> RankResult:
+def _ranked(
+    path: str, snapshot_id: int, request_json: str, as_of: datetime | None, stored: bool = True
+) -> RankResult:
     request = RankRequest.model_validate_json(request_json)
-    return rank(_inputs(path, snapshot_id), request, as_of)
+    inputs = _inputs(path, snapshot_id)
+    if stored:
+        served = materialised_result(Path(path), inputs, request, as_of)
+        if served is not None:
+            return served
+    return rank(inputs, request, as_of)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _what_if(
     path: str, snapshot_id: int, request_json: str, as_of: datetime | None, fabric_class: str
 ) -> RankResult:
-    return _ranked(path, snapshot_id, request_json, as_of).what_if(fabric_class)
+    return _ranked(path, snapshot_id, request_json, as_of, serve_stored()).what_if(fabric_class)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -79,7 +89,7 @@ def _shortlist(
     as_of: datetime | None,
     offer_keys: tuple[str, ...],
 ) -> shortlisting.Shortlist:
-    result = _ranked(path, snapshot_id, request_json, as_of)
+    result = _ranked(path, snapshot_id, request_json, as_of, serve_stored())
     return shortlisting.from_result(result, offer_keys=list(offer_keys))
 
 
@@ -113,7 +123,8 @@ def rank_inputs(path: Path) -> RankInputs:
 
 def ranked(inputs: RankInputs, path: Path, request: RankRequest) -> RankResult:
     snapshot_id, request_json, now = inputs.snapshot.snapshot_id, request.model_dump_json(), as_of()
-    return _same_snapshot(lambda: _ranked(str(path), snapshot_id, request_json, now))
+    stored = serve_stored()
+    return _same_snapshot(lambda: _ranked(str(path), snapshot_id, request_json, now, stored))
 
 
 def what_if(inputs: RankInputs, path: Path, request: RankRequest, fabric_class: str) -> RankResult:

@@ -329,6 +329,8 @@ SERVING_RELATIONS: frozenset[str] = frozenset(
         "calibration_current",
         "estimates",
         "estimates_current",
+        "estimate_rankings",
+        "estimate_exclusions",
     }
 )
 

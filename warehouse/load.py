@@ -369,21 +369,43 @@ def publish_calibration(
         return PublishResult(info, writer.notes)
 
 
-def publish_estimates(path: Path, rows: pd.DataFrame, lock_wait_s: float = 0.0) -> PublishResult:
-    """Store materialised rankings (rows shaped like the ``estimates`` table, without
-    ``snapshot_id``) as the next snapshot; the serving offers are untouched."""
+def publish_estimates(
+    path: Path,
+    rows: pd.DataFrame,
+    lock_wait_s: float = 0.0,
+    rankings: pd.DataFrame | None = None,
+    exclusions: pd.DataFrame | None = None,
+) -> PublishResult:
+    """Store materialised rankings as the next snapshot; the serving offers are untouched.
+
+    ``rows``: the ranked offers, shaped like the ``estimates`` table without ``snapshot_id``;
+    ``rankings``: one row per ranking (``estimate_rankings``) and ``exclusions``: the offers
+    each left out (``estimate_exclusions``), both shaped likewise, or None for none."""
     with SnapshotWriter(path, None, lock_wait_s) as writer:
         con = writer.con
         assert con is not None
-        columns = [c for c in _table_columns(con, "estimates") if c != "snapshot_id"]
-        missing = [c for c in columns if c not in rows.columns]
-        if missing:
-            raise WarehouseError(f"estimates rows lack {', '.join(missing)}")
-        frame = rows[columns].copy()
-        frame.insert(0, "snapshot_id", writer.next_snapshot_id)
-        con.register("new_estimates", frame)
-        con.execute("insert into estimates by name select * from new_estimates")
-        con.unregister("new_estimates")
-        count = len(frame)
+        count = 0
+        for table, frame in (
+            ("estimates", rows),
+            ("estimate_rankings", rankings),
+            ("estimate_exclusions", exclusions),
+        ):
+            if frame is None or frame.empty:
+                continue
+            columns = [c for c in _table_columns(con, table) if c != "snapshot_id"]
+            missing = [c for c in columns if c not in frame.columns]
+            if missing:
+                raise WarehouseError(f"{table} rows lack {', '.join(missing)}")
+            stored = frame[columns].copy()
+            stored.insert(0, "snapshot_id", writer.next_snapshot_id)
+            if table == "estimate_exclusions":
+                # only the latest rankings are served: their exclusions (thousands of rows a
+                # ranking) are kept, not a history of them
+                con.execute("delete from estimate_exclusions")
+            con.register("new_rows", stored)
+            con.execute(f"insert into {table} by name select * from new_rows")
+            con.unregister("new_rows")
+            if table == "estimates":
+                count = len(stored)
         info = writer.publish("estimates", note=f"{count} ranked offers")
         return PublishResult(info, writer.notes)

@@ -244,7 +244,7 @@ def test_the_cli_prints_the_same_numbers_as_the_api(fixture_warehouse):
 
 
 def test_refresh_materialises_every_preset_ranking(fixture_warehouse):
-    from pipeline.ranking import materialised_rankings
+    from pipeline.materialised import materialised_rankings
     from warehouse.db import read_frame
 
     snapshot, rows = read_frame(fixture_warehouse, "select * from estimates_current")

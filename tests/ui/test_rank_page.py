@@ -240,3 +240,23 @@ def test_an_offer_is_starred_in_the_grid_and_the_stars_are_capped(use_warehouse,
     assert url_values(app, "star") == [keys[3], keys[1], *keys[0:1], *keys[2:3], *keys[4:20]]
     assert len(ticked(app)) == MAX_STARS
     assert any(f"at most {MAX_STARS} offers" in w.value for w in app.warning)
+
+
+def test_the_default_view_is_served_from_the_stored_ranking_as_it_would_be_ranked(
+    use_warehouse, fixture_warehouse, monkeypatch
+):
+    """The refresh stored the default view's ranking: the page serves it (and says so), and
+    the page ranked live shows the very same tables."""
+    use_warehouse(fixture_warehouse)
+    served = open_page(RANK)
+    assert not served.exception and not served.error
+    assert "Served from the ranking the last refresh stored" in text_of(served)
+    monkeypatch.setenv("FABRICSCOPE_SERVE_STORED_RANKINGS", "false")
+    live = open_page(RANK)
+    assert not live.exception and not live.error
+    assert "Served from the ranking" not in text_of(live)
+    tables = [(f.value.columns.tolist(), f.value.shape) for f in served.dataframe]
+    assert tables == [(f.value.columns.tolist(), f.value.shape) for f in live.dataframe]
+    for one, other in zip(served.dataframe, live.dataframe, strict=True):
+        pd.testing.assert_frame_equal(one.value, other.value, check_dtype=False)
+    assert metric(served, "Offers ranked") == metric(live, "Offers ranked")

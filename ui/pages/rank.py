@@ -57,6 +57,13 @@ columns[1].metric("Excluded", f"{len(excluded):,}")
 columns[2].metric("Providers", f"{offers['provider'].nunique():,}")
 columns[3].metric("Hardware profiles modelled", f"{result.profiles_estimated:,}")
 
+if result.stored_at is not None:
+    st.caption(
+        f"Served from the ranking the last refresh stored "
+        f"({result.stored_at:%Y-%m-%d %H:%M} UTC) over these very offers with this model: "
+        "ranking it again gives the same rows."
+    )
+
 if offers.empty and result.catalog.empty:
     st.info(
         "No offer qualifies: the warehouse holds no offers yet. Run `fabricscope refresh "
