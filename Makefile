@@ -6,25 +6,34 @@ INSTALLED := $(VENV)/.installed
 WAREHOUSE ?= data/warehouse.duckdb
 PORT ?= 8501
 
-.PHONY: app test bench lint format venv warehouse clean browser
+.PHONY: app test bench lint format venv warehouse clean browser lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall when the project's metadata changes; otherwise this is a no-op.
-$(INSTALLED): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+# Installs come from the lock (requirements.lock: every package pinned, with hashes), so a
+# fresh clone gets the versions the tests passed with, installed by uv in seconds.
+UV_VERSION := 0.13.9
+$(BIN)/uv: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
+
+# Reinstall when the project's metadata or the lock changes; otherwise this is a no-op.
+$(INSTALLED): pyproject.toml requirements.lock | $(BIN)/uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --require-hashes -r requirements.lock
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
 	touch $(INSTALLED)
+
+# Lock again after editing pyproject.toml's dependencies: versions already locked are kept
+# where they still fit; `make lock UPGRADE=1` takes the newest that do.
+lock: | $(BIN)/uv
+	$(BIN)/uv pip compile pyproject.toml --extra test --extra bench --python-version 3.11 \
+		--generate-hashes --no-annotate $(if $(UPGRADE),--upgrade,) \
+		-o requirements.lock
 
 venv: $(INSTALLED)
 
-# The bench extra (llm-analysis, the third estimator in the accuracy table) on top of the
-# above; redone whenever the test install is.
-BENCH_INSTALLED := $(VENV)/.installed-bench
-$(BENCH_INSTALLED): $(INSTALLED)
-	$(BIN)/python -m pip install --quiet -e '.[bench]'
-	touch $(BENCH_INSTALLED)
+# The bench extra (llm-analysis, the third estimator in the accuracy table) is in the lock.
+BENCH_INSTALLED := $(INSTALLED)
 
 # Create or migrate the warehouse, load the bundled reference data, and fill it from the
 # recorded responses in fixtures/ if it holds no offers yet (idempotent, no network).

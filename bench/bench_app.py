@@ -16,13 +16,13 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from warehouse.load import RunBatch, RunRecord, init_warehouse, new_run_id, publish_run
-from warehouse.models import RunMode, RunStatus, utc_now
-from warehouse.synthetic import synthetic_offers
+from fabricscope.warehouse.load import RunBatch, RunRecord, init_warehouse, new_run_id, publish_run
+from fabricscope.warehouse.models import RunMode, RunStatus, utc_now
+from fabricscope.warehouse.synthetic import synthetic_offers
 
 OFFERS = 100_000
 RUNS = 5
-APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
+APP = str(Path(__file__).resolve().parent.parent / "fabricscope" / "app" / "app.py")
 
 
 def _render() -> float:

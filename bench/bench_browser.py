@@ -5,7 +5,7 @@ Three waits are timed: the first load (a fresh server and browser, from navigati
 page's script run has ended with its tables drawn), a warm load (the same URL again, the
 server's caches filled) and a control change (until the tables show the new result). Each is
 reported as a ratio to the same wait on the same page served from the materialised estimates
-(the rankings every refresh stores, pipeline/materialised.py), measured side by side,
+(the rankings every refresh stores, fabricscope/rank/materialised.py), measured side by side,
 interleaved: the app is started once with ``serve_stored_rankings`` off (every view ranked
 live) and once with it on (the default). The view and the control change go between two
 stored rankings (GPT-3 175B on 512 GPUs, the app's default view, and on 1,024), and each page
@@ -30,13 +30,13 @@ from pathlib import Path
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from ui.view_state import DEFAULT_GPUS, DEFAULT_PRESET
-from warehouse.db import read_frame
+from fabricscope.app.view_state import DEFAULT_GPUS, DEFAULT_PRESET
+from fabricscope.warehouse.db import read_frame
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 RUNS = 5
-# the app's default view (pipeline/presets/rankings.json stores it), and the GPU count the
+# the app's default view (fabricscope/rank/rankings.json stores it), and the GPU count the
 # control change asks for (stored too): both are served from the warehouse when allowed
 DEFAULT_PATH, GPUS, CHANGED_GPUS = "/", DEFAULT_GPUS, "1024"
 STORED_TEXT = "Served from the ranking the last refresh stored"
@@ -137,7 +137,7 @@ def serving(
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [
-                sys.executable, "-m", "streamlit", "run", "ui/app.py",
+                sys.executable, "-m", "streamlit", "run", "fabricscope/app/app.py",
                 "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
                 "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
             ],
@@ -259,7 +259,7 @@ def _build_warehouse(folder: Path) -> Path:
     for args, ok in ((["init"], (0,)), (["refresh", "--offline"], (0, 3))):
         # exit 3: some sources have no usable recording (constructed examples) and fail
         done = subprocess.run(
-            [sys.executable, "-m", "pipeline.cli", *args, "--warehouse", str(path)],
+            [sys.executable, "-m", "fabricscope.cli", *args, "--warehouse", str(path)],
             cwd=ROOT,
             env=env,
             capture_output=True,

@@ -2,7 +2,7 @@
 to a bare `python -c pass` run side by side (interleaved, the median of several runs).
 
 Start-up is what a user waits for on these commands: the model itself takes milliseconds,
-the rest is Python importing what the command needs (pipeline/cli.py imports the heavy
+the rest is Python importing what the command needs (fabricscope/cli.py imports the heavy
 libraries inside the commands that use them).
 """
 
@@ -44,7 +44,7 @@ def _run(command: Sequence[str]) -> tuple[float, float]:
 
 
 def run(report: Callable[[str], None]) -> list[str]:
-    cli = [sys.executable, "-m", "pipeline.cli"]
+    cli = [sys.executable, "-m", "fabricscope.cli"]
     with tempfile.TemporaryDirectory() as folder:
         hardware = Path(folder) / "hardware.json"
         hardware.write_text(json.dumps(HARDWARE))

@@ -13,9 +13,9 @@ from collections.abc import Callable
 import numpy as np
 
 from bench import megatron_memory, model_docs
-from pipeline.catalog import profiles
-from pipeline.model.scaling import estimate
-from pipeline.workloads import preset
+from fabricscope.model.scaling import estimate
+from fabricscope.model.workloads import preset
+from fabricscope.rank.catalog import profiles
 
 OFFERS = 1_000_000
 PROFILES = 500

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.db import wal_of
-from warehouse.load import RunBatch, RunRecord, init_warehouse, new_run_id, publish_run
-from warehouse.models import OFFER_COLUMNS, RunMode, RunStatus, utc_now
-from warehouse.synthetic import synthetic_offers
+from fabricscope.warehouse.db import wal_of
+from fabricscope.warehouse.load import RunBatch, RunRecord, init_warehouse, new_run_id, publish_run
+from fabricscope.warehouse.models import OFFER_COLUMNS, RunMode, RunStatus, utc_now
+from fabricscope.warehouse.synthetic import synthetic_offers
 
 HISTORY_ROWS = 5_000_000
 OFFERS = 100_000

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.ranking import RankRequest, parse_gpu_counts, rank, read_inputs
-from pipeline.workloads import preset
+from fabricscope.model.workloads import preset
+from fabricscope.rank.ranking import RankRequest, parse_gpu_counts, rank, read_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUESTS: list[tuple[str, str]] = [
@@ -49,7 +49,7 @@ def _build(folder: Path) -> Path:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "FABRICSCOPE_DATA_DIR": str(folder)}
     for args in (["init"], ["refresh", "--offline"]):
         subprocess.run(
-            [sys.executable, "-m", "pipeline.cli", *args, "--warehouse", str(path)],
+            [sys.executable, "-m", "fabricscope.cli", *args, "--warehouse", str(path)],
             env=env,
             cwd=ROOT,
             capture_output=True,

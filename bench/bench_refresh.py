@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from warehouse.models import Offer, utc_now
+from fabricscope.warehouse.models import Offer, utc_now
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT / "fixtures" / "skypilot_vast" / "skypilot-catalog_v8_vast_vms.csv"
@@ -89,9 +89,18 @@ def run(report: Callable[[str], None]) -> list[str]:
         report(f"parse + normalise a {ROWS:,}-row catalog")
         big = Path(tmp) / "vast_big.csv"
         _big_catalog(big)
-        parse_s = _run([sys.executable, "-m", "scrapers.tools", "parse", "skypilot_vast", str(big)])
+        parse_s = _run(
+            [sys.executable, "-m", "fabricscope.scrapers.tools", "parse", "skypilot_vast", str(big)]
+        )
         startup_s = _run(
-            [sys.executable, "-m", "scrapers.tools", "parse", "skypilot_vast", str(CATALOG)]
+            [
+                sys.executable,
+                "-m",
+                "fabricscope.scrapers.tools",
+                "parse",
+                "skypilot_vast",
+                str(CATALOG),
+            ]
         )
         baseline_s = _baseline(big)
     pipeline_s = parse_s - startup_s
@@ -120,7 +129,7 @@ def _refresh(tmp: Path) -> float:
         [
             sys.executable,
             "-m",
-            "pipeline.cli",
+            "fabricscope.cli",
             "refresh",
             "--offline",
             "--warehouse",

@@ -1,7 +1,7 @@
 """llm-analysis (PyPI, by Cheng Li) as a third estimator on the published runs.
 
-Each :class:`~pipeline.validation.CalibrationCase` is rebuilt as llm-analysis's own config
-objects (``ModelConfig``, ``GPUConfig``, ``ParallelismConfig``, ``DtypeConfig``) from our
+Each :class:`~fabricscope.accuracy.validation.CalibrationCase` is rebuilt as llm-analysis's
+own config objects (``ModelConfig``, ``GPUConfig``, ``ParallelismConfig``, ``DtypeConfig``) from our
 workload, GPU catalogue and fabric: nothing is looked up by name, nothing is fetched from a
 hub (``HF_HUB_OFFLINE=1`` is set before the package is imported). llm-analysis runs the
 layout the fabricscope model ran for that case (``CaseScore.layout``: tp, pp, dp,
@@ -23,7 +23,7 @@ batch is passed with the micro-batch so that ``training()`` does not assert the 
 fits its memory model; whether it fits is recorded on the side.
 
 Optional: when ``llm_analysis`` is not installed, :data:`AVAILABLE` is False and the bench
-shows :data:`MISSING` instead of the row. ``pipeline/`` never imports this module.
+shows :data:`MISSING` instead of the row. ``fabricscope/`` never imports this module.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
-from pipeline.catalog import gpu_specs
-from pipeline.model.workload import Precision, Recompute, Workload
-from pipeline.validation import CalibrationCase, CaseScore
+from fabricscope.accuracy.validation import CalibrationCase, CaseScore
+from fabricscope.model.workload import Precision, Recompute, Workload
+from fabricscope.rank.catalog import gpu_specs
 
 # No network here, and the package would otherwise reach for the Hugging Face hub (through
 # transformers' AutoConfig) for a model name it does not know: we never give it a name.
@@ -251,7 +251,8 @@ def predict(case: CalibrationCase, scored: CaseScore) -> tuple[float, bool]:
 def llm_analysis_results(
     cases: Sequence[CalibrationCase], scores: Sequence[CaseScore]
 ) -> list[LlmAnalysisResult]:
-    """One result per case, in order; ``scores`` is :func:`pipeline.validation.score`'s."""
+    """One result per case, in order; ``scores`` is
+    :func:`fabricscope.accuracy.validation.score`'s."""
     if len(cases) != len(scores):
         raise ValueError(f"{len(cases)} cases but {len(scores)} scores")
     results: list[LlmAnalysisResult] = []

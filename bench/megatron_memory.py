@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 
-from pipeline.catalog import profiles
-from pipeline.model.hardware import GIB
-from pipeline.model.scaling import LayoutGrid, ModelConstants, estimate
-from pipeline.model.workload import Recompute, Workload
-from pipeline.workloads import preset
+from fabricscope.model.hardware import GIB
+from fabricscope.model.scaling import LayoutGrid, ModelConstants, estimate
+from fabricscope.model.workload import Recompute, Workload
+from fabricscope.model.workloads import preset
+from fabricscope.rank.catalog import profiles
 
 
 def megatron_bytes(

@@ -15,20 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import llm_analysis_baseline
-from pipeline.published_tables import (
+from fabricscope.accuracy.published_tables import (
     automodel_cases,
     calibration_set,
     megatron_bridge_cases,
     torchtitan_cases,
 )
-from pipeline.scaling_pairs import (
+from fabricscope.accuracy.scaling_pairs import (
     SCALING_END,
     SCALING_START,
     held_out_scaling,
     scaling_pairs,
     scaling_section,
 )
-from pipeline.validation import (
+from fabricscope.accuracy.validation import (
     BLIND_END,
     BLIND_START,
     DOCS_END,

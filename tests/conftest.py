@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.published_tables import calibration_set
-from pipeline.validation import CalibrationCase, CaseScore, score
-from warehouse.load import init_warehouse
+from fabricscope.accuracy.published_tables import calibration_set
+from fabricscope.accuracy.validation import CalibrationCase, CaseScore, score
+from fabricscope.warehouse.load import init_warehouse
 
 
 @pytest.fixture

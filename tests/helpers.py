@@ -8,10 +8,10 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from warehouse.db import PublishResult, StageHook
-from warehouse.load import RunBatch, RunRecord, new_run_id, publish_run
-from warehouse.models import RunMode, RunStatus, utc_now
-from warehouse.synthetic import synthetic_offers
+from fabricscope.warehouse.db import PublishResult, StageHook
+from fabricscope.warehouse.load import RunBatch, RunRecord, new_run_id, publish_run
+from fabricscope.warehouse.models import RunMode, RunStatus, utc_now
+from fabricscope.warehouse.synthetic import synthetic_offers
 
 ROOT = Path(__file__).resolve().parent.parent
 # "now" for tests that compare prices' ages (data_age_days) across rankings computed apart: a
@@ -73,7 +73,7 @@ def fabricscope(
 ) -> subprocess.CompletedProcess[str]:
     """Run the real console script in a subprocess."""
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args],
+        [sys.executable, "-m", "fabricscope.cli", *args],
         capture_output=True,
         text=True,
         env={**python_env(), **(env or {})},

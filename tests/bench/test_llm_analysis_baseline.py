@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from bench import bench_model, llm_analysis_baseline
-from pipeline.model.workload import LoRA, Precision
-from pipeline.validation import accuracy_table
+from fabricscope.accuracy.validation import accuracy_table
+from fabricscope.model.workload import LoRA, Precision
 
 
 @pytest.fixture

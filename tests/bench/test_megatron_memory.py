@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bench import megatron_memory
-from pipeline.validation import DOCS_FILE
-from pipeline.workloads import preset
+from fabricscope.accuracy.validation import DOCS_FILE
+from fabricscope.model.workloads import preset
 
 
 def test_the_transcription_gives_megatrons_terms_on_a_hand_checked_case():

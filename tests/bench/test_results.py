@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench import bench_model, model_docs
-from pipeline.validation import BLIND_END, BLIND_START, HELD_OUT_START
+from fabricscope.accuracy.validation import BLIND_END, BLIND_START, HELD_OUT_START
 
 STALE = "bench/results.md and docs/MODEL.md disagree: run python -m bench.model_docs"
 

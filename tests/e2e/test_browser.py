@@ -16,8 +16,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from bench.bench_browser import serving
-from pipeline.ranking import RankRequest, parse_gpu_counts, rank
-from pipeline.workloads import preset
+from fabricscope.model.workloads import preset
+from fabricscope.rank.ranking import RankRequest, parse_gpu_counts, rank
 from tests.helpers import AS_OF, ROOT
 
 CHROMIUM = "/usr/bin/chromium"

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from pipeline import catalog
-from pipeline.calibrate import stored_all_reduce
-from pipeline.model.calibration import fit_alpha_beta, parse_nccl_tests
-from pipeline.model.hardware import REFERENCE_ALPHA_US, latency_multiplier
-from pipeline.model.scaling import estimate
-from pipeline.model.workload import Workload
+from fabricscope.evidence.calibrate import stored_all_reduce
+from fabricscope.model.calibration import fit_alpha_beta, parse_nccl_tests
+from fabricscope.model.hardware import REFERENCE_ALPHA_US, latency_multiplier
+from fabricscope.model.scaling import estimate
+from fabricscope.model.workload import Workload
+from fabricscope.rank import catalog
+from fabricscope.warehouse.db import read_frame, verify
 from tests.helpers import ROOT, fabricscope
-from warehouse.db import read_frame, verify
 
 NCCL = ROOT / "fixtures" / "nccl_tests"
 
@@ -201,8 +201,8 @@ def test_a_latency_is_read_only_at_the_reference_shape():
 
 
 def test_a_bus_bandwidth_no_link_reaches_is_not_stored(tmp_path):
-    from pipeline.calibrate import MAX_BUSBW_GBYTES_S, fit_upload
-    from pipeline.model.calibration import CalibrationError
+    from fabricscope.evidence.calibrate import MAX_BUSBW_GBYTES_S, fit_upload
+    from fabricscope.model.calibration import CalibrationError
 
     text = (ROOT / "fixtures" / "nccl_tests" / "infiniband_2n_16g_all_reduce.txt").read_text()
     lines = []
@@ -217,8 +217,8 @@ def test_a_bus_bandwidth_no_link_reaches_is_not_stored(tmp_path):
 
 
 def test_a_size_longer_than_any_run_is_one_line():
-    from pipeline.calibrate import fit_upload
-    from pipeline.model.calibration import CalibrationError
+    from fabricscope.evidence.calibrate import fit_upload
+    from fabricscope.model.calibration import CalibrationError
 
     text = (NCCL / "infiniband_2n_16g_all_reduce.txt").read_text()
     lines = []

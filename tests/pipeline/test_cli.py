@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from fabricscope.warehouse.db import read_frame
 from tests.helpers import ROOT, fabricscope, publish_synthetic, python_env
-from warehouse.db import read_frame
 
 
 @pytest.fixture
@@ -246,9 +246,9 @@ HOSTILE = "evil [/x] [bold]b[/bold] \x1b[31mred\x1b[0m \x07"
 
 
 def test_data_is_printed_as_text_never_as_markup_or_terminal_codes(tmp_path):
+    from fabricscope.warehouse.load import RunBatch, offers_table, publish_run
+    from fabricscope.warehouse.models import Offer, utc_now
     from tests.helpers import run_record
-    from warehouse.load import RunBatch, offers_table, publish_run
-    from warehouse.models import Offer, utc_now
 
     path = tmp_path / "data" / "warehouse.duckdb"
     assert fabricscope("init", "--warehouse", str(path)).returncode == 0
@@ -305,7 +305,7 @@ def test_sql_reads_a_query_from_a_file_or_standard_input(wh, tmp_path):
     assert from_file.returncode == 0, from_file.stderr
     assert from_file.stdout.split() == ["n", "40"]
     piped = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "sql", "-", "-f", "csv", "--warehouse", str(wh)],
+        [sys.executable, "-m", "fabricscope.cli", "sql", "-", "-f", "csv", "--warehouse", str(wh)],
         input="-- piped\nselect 2 as two",
         capture_output=True,
         text=True,
@@ -507,11 +507,17 @@ def test_the_command_line_starts_without_the_data_libraries(tmp_path):
     """pandas, duckdb and the ranking load inside the commands that use them: `--help` needs
     none, and an estimate without a provider reads its settings (an invalid one stops every
     command) but no warehouse (bench/bench_cli.py times it)."""
-    heavy = ["pandas", "duckdb", "pipeline.ranking", "warehouse.db", "warehouse.query"]
+    heavy = [
+        "pandas",
+        "duckdb",
+        "fabricscope.rank.ranking",
+        "fabricscope.warehouse.db",
+        "fabricscope.warehouse.query",
+    ]
     hw = h100_cluster(tmp_path, 64)
     script = (
         "import sys\n"
-        "from pipeline.cli import main\n"
+        "from fabricscope.cli import main\n"
         "before = sorted(set(sys.argv[1:]) & set(sys.modules))\n"
         f"code = main(['estimate', '-w', 'llama3-8b', '--hardware', {str(hw)!r}, '-f', 'json'])\n"
         "after = sorted(set(sys.argv[1:]) & set(sys.modules))\n"

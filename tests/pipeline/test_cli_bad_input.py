@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from fabricscope.warehouse.db import read_frame
 from tests.helpers import ROOT, fabricscope
-from warehouse.db import read_frame
 
 NCCL = ROOT / "fixtures" / "nccl_tests"
 # a number Python will not even turn into text without sys.set_int_max_str_digits

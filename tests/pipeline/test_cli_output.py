@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from pipeline import cli
+from fabricscope import cli
 from tests.helpers import fabricscope
 
 RANK = ["rank", "-w", "llama3-70b", "--gpus", "512"]

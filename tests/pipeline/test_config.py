@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config import ConfigError, load_settings
+from fabricscope.config import ConfigError, load_settings
 from tests.helpers import fabricscope
 
 
@@ -102,8 +102,8 @@ def test_a_byte_order_mark_in_the_configuration_file_is_not_content(tmp_path, mo
 
 def test_the_source_names_are_the_spiders(monkeypatch):
     """Read from the spiders' files, so settings load without importing Scrapy."""
-    from pipeline.config import source_names
-    from scrapers.tools import spider_names
+    from fabricscope.config import source_names
+    from fabricscope.scrapers.tools import spider_names
     from tests.helpers import ROOT
 
     monkeypatch.chdir(ROOT)  # Scrapy finds its project from scrapy.cfg
@@ -151,7 +151,7 @@ def test_settings_load_without_the_data_libraries():
     from tests.helpers import ROOT, python_env
 
     script = (
-        "import sys\nimport pipeline.config\n"
+        "import sys\nimport fabricscope.config\n"
         "print(sorted({'duckdb', 'pandas', 'scrapy'} & set(sys.modules)))"
     )
     done = subprocess.run(

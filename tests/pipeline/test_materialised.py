@@ -10,16 +10,16 @@ import duckdb
 import pandas as pd
 import pytest
 
-from pipeline.materialised import (
+from fabricscope.model.workloads import preset
+from fabricscope.rank.materialised import (
     materialise,
     materialised_rankings,
     materialised_result,
     ranking_version,
 )
-from pipeline.ranking import RankRequest, rank, read_inputs
-from pipeline.workloads import preset
+from fabricscope.rank.ranking import RankRequest, rank, read_inputs
+from fabricscope.warehouse.db import read_frame
 from tests.helpers import AS_OF, ROOT, fabricscope
-from warehouse.db import read_frame
 
 
 def _same(live: pd.DataFrame, served: pd.DataFrame) -> None:
@@ -130,6 +130,6 @@ def test_only_the_latest_rankings_keep_their_exclusions(fixture_warehouse, tmp_p
 
 @pytest.mark.parametrize("name", ["estimate_rankings", "estimate_exclusions"])
 def test_the_served_tables_are_readable_by_anyone(name):
-    from warehouse.db import SERVING_RELATIONS
+    from fabricscope.warehouse.db import SERVING_RELATIONS
 
     assert name in SERVING_RELATIONS

@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.helpers import ROOT, fabricscope
 
-CURATED = ROOT / "scrapers" / "curated" / "fabric_facts.csv"
+CURATED = ROOT / "fabricscope" / "scrapers" / "curated" / "fabric_facts.csv"
 RUNPOD = ROOT / "fixtures" / "runpod_graphql" / "runpod_graphql-gpuTypes_2026-09.json"
 
 

@@ -10,15 +10,7 @@ import numpy as np
 import pytest
 
 from bench import model_docs
-from pipeline.model.scaling import (
-    RECOMPUTE_MODES,
-    TORCHTITAN_FP8_GAIN,
-    ModelConstants,
-    _high_precision_flops_step,
-    _model_flops_step,
-)
-from pipeline.model.workload import Precision, Recompute, Stack
-from pipeline.published_tables import (
+from fabricscope.accuracy.published_tables import (
     AUTOMODEL,
     MEGATRON_BRIDGE,
     NEMO_2407,
@@ -31,8 +23,22 @@ from pipeline.published_tables import (
     nemo_2407_cases,
     torchtitan_cases,
 )
-from pipeline.validation import BLIND_END, BLIND_START, DOCS_FILE, CalibrationCase, score
-from pipeline.workloads import preset
+from fabricscope.accuracy.validation import (
+    BLIND_END,
+    BLIND_START,
+    DOCS_FILE,
+    CalibrationCase,
+    score,
+)
+from fabricscope.model.scaling import (
+    RECOMPUTE_MODES,
+    TORCHTITAN_FP8_GAIN,
+    ModelConstants,
+    _high_precision_flops_step,
+    _model_flops_step,
+)
+from fabricscope.model.workload import Precision, Recompute, Stack
+from fabricscope.model.workloads import preset
 
 
 def test_every_row_is_a_case_or_skipped_with_its_reason():

@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from pipeline import catalog
-from pipeline.model.scaling import estimate
-from pipeline.ranking import (
+from fabricscope.model.scaling import estimate
+from fabricscope.model.workloads import preset
+from fabricscope.rank import catalog
+from fabricscope.rank.ranking import (
     RANKED_COLUMNS,
     STATED_TCP_GBPS_PER_NODE,
     UNKNOWN_GBPS_PER_NODE_WORST,
@@ -28,7 +29,6 @@ from pipeline.ranking import (
     what_if_changes,
     what_if_rule,
 )
-from pipeline.workloads import preset
 from tests.helpers import AS_OF, fabricscope
 
 
@@ -134,7 +134,7 @@ def test_exclusions_carry_their_reasons(fixture_warehouse):
     assert result.excluded["reason"].notna().all()
     every = rank(fixture_warehouse, request("finetune-7b-lora", "8"))
     # every catalog offer is ranked or excluded with a reason: none dropped silently
-    from pipeline.ranking import offer_key
+    from fabricscope.rank.ranking import offer_key
 
     catalog = {offer_key(row) for row in every.catalog.to_dict("records")}
     seen = set(every.offers["offer_key"]) | set(every.excluded["offer_key"]) | set(every.merged)
@@ -244,8 +244,8 @@ def test_the_cli_prints_the_same_numbers_as_the_api(fixture_warehouse):
 
 
 def test_refresh_materialises_every_preset_ranking(fixture_warehouse):
-    from pipeline.materialised import materialised_rankings
-    from warehouse.db import read_frame
+    from fabricscope.rank.materialised import materialised_rankings
+    from fabricscope.warehouse.db import read_frame
 
     snapshot, rows = read_frame(fixture_warehouse, "select * from estimates_current")
     assert snapshot.snapshot_id == rows["snapshot_id"].iloc[0]
@@ -632,7 +632,7 @@ def test_every_ranked_row_says_what_the_offer_is_and_who_sells_it(fixture_wareho
     ],
 )
 def test_an_offer_label_says_only_what_is_stated(fields, label):
-    from pipeline.ranking import offer_label
+    from fabricscope.rank.ranking import offer_label
 
     offer = {**synthetic_offer("p", "infiniband", 2.0), "fabric_gbps_per_node": None, **fields}
     assert offer_label(offer) == label
@@ -644,12 +644,12 @@ def test_every_broker_catalog_has_its_seller():
     import importlib
     import pkgutil
 
-    import scrapers.spiders as spiders
-    from pipeline.ranking import RESELLER_SOURCES, _provider_reference
+    import fabricscope.scrapers.spiders as spiders
+    from fabricscope.rank.ranking import RESELLER_SOURCES, _provider_reference
 
     brokers = {}
     for module in pkgutil.iter_modules(spiders.__path__):
-        loaded = importlib.import_module(f"scrapers.spiders.{module.name}")
+        loaded = importlib.import_module(f"fabricscope.scrapers.spiders.{module.name}")
         for value in vars(loaded).values():
             if isinstance(value, type) and getattr(value, "broker_providers", None):
                 brokers[value.name] = value

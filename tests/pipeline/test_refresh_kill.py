@@ -12,10 +12,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from fabricscope.warehouse.db import read_frame
 from tests.helpers import ROOT, fabricscope, python_env
 from tests.pipeline.test_refresh_lock import _alive, _children
 from tests.pipeline.test_schedule import wait_for
-from warehouse.db import read_frame
 
 # How long a crawl may take to exit once its refresh is gone: it stops its spiders and
 # records each one it had started as aborted (one snapshot each) on a 2-core machine.
@@ -23,7 +23,7 @@ EXIT_DEADLINE_S = 60.0
 
 
 def crawl_child(cli: int) -> int | None:
-    """The refresh's crawl process (``scrapers.tools crawl``), once started."""
+    """The refresh's crawl process (``fabricscope.scrapers.tools crawl``), once started."""
     for pid in _children(cli):
         try:
             if b"crawl" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
@@ -65,7 +65,7 @@ def kill_refresh_when(
     """Start `fabricscope refresh --offline` in its own session, SIGKILL it when its crawl
     has started and ``point`` holds; returns when it was dead for sure, and its crawl's pid."""
     cli = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "refresh", "--offline"],
+        [sys.executable, "-m", "fabricscope.cli", "refresh", "--offline"],
         env={
             **python_env(),
             "FABRICSCOPE_WAREHOUSE": str(warehouse),

@@ -9,17 +9,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.locks import refresh_lock_path
+from fabricscope.ops.locks import refresh_lock_path
+from fabricscope.warehouse.db import read_frame
+from fabricscope.warehouse.load import init_warehouse
 from tests.helpers import ROOT, fabricscope, python_env
 from tests.pipeline.test_schedule import start, stop, wait_for, write_config
 from tests.scrapers.test_faults import Server
-from warehouse.db import read_frame
-from warehouse.load import init_warehouse
 
 HOLD_THE_REFRESH_LOCK = """
 import sys, time
 from pathlib import Path
-from pipeline.locks import ProcessLock, refresh_lock_path
+from fabricscope.ops.locks import ProcessLock, refresh_lock_path
 with ProcessLock(refresh_lock_path(Path(sys.argv[1])), "fabricscope refresh"):
     print("holding", flush=True)
     time.sleep(120)
@@ -117,7 +117,7 @@ def test_killing_the_refresh_stops_its_crawl_which_records_an_aborted_run(tmp_pa
     warehouse = tmp_path / "data" / "warehouse.duckdb"
     init_warehouse(warehouse)
     script = (
-        "import sys\nfrom pathlib import Path\nfrom pipeline.refresh import refresh\n"
+        "import sys\nfrom pathlib import Path\nfrom fabricscope.ops.refresh import refresh\n"
         "refresh(Path(sys.argv[1]), Path(sys.argv[2]), ['lambda_cloud'], offline=False,"
         " extra_args=['--start-url', 'lambda_cloud=' + sys.argv[3]])\n"
     )
@@ -147,7 +147,7 @@ def test_killing_the_refresh_stops_its_crawl_which_records_an_aborted_run(tmp_pa
 
 
 def test_a_refresh_past_its_wall_clock_is_stopped_and_recorded_failed(tmp_path):
-    from pipeline.refresh import refresh
+    from fabricscope.ops.refresh import refresh
 
     server = Server()
     server.thread.start()

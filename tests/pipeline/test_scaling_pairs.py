@@ -7,14 +7,14 @@ from dataclasses import replace
 import pytest
 
 from bench import model_docs
-from pipeline.scaling_pairs import (
+from fabricscope.accuracy.scaling_pairs import (
     SCALING_END,
     SCALING_START,
     job_of,
     scaling_pairs,
     scaling_table,
 )
-from pipeline.validation import (
+from fabricscope.accuracy.validation import (
     DOCS_FILE,
     HELD_OUT_END,
     HELD_OUT_START,

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from fabricscope.warehouse.db import current_snapshot, read_frame
+from fabricscope.warehouse.load import init_warehouse
 from tests.helpers import ROOT, publish_synthetic, python_env
 from tests.scrapers.test_faults import Server
-from warehouse.db import current_snapshot, read_frame
-from warehouse.load import init_warehouse
 
 
 def write_config(folder: Path, text: str) -> Path:
@@ -44,7 +44,7 @@ def cli(
 ) -> subprocess.CompletedProcess[str]:
     """One `fabricscope` command with the test's folder and configuration."""
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args],
+        [sys.executable, "-m", "fabricscope.cli", *args],
         cwd=ROOT,
         env=environment(folder, config),
         capture_output=True,
@@ -55,7 +55,7 @@ def cli(
 
 def start(folder: Path, config: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "schedule", *args],
+        [sys.executable, "-m", "fabricscope.cli", "schedule", *args],
         cwd=ROOT,
         env=environment(folder, config),
         stdout=subprocess.PIPE,

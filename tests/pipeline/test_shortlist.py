@@ -10,9 +10,11 @@ import openpyxl
 import pandas as pd
 import pytest
 
-from pipeline import ranking, shortlist, transparency
-from pipeline.ranking import RANKED_COLUMNS, RankRequest, parse_gpu_counts
-from pipeline.workloads import preset
+from fabricscope.evidence import transparency
+from fabricscope.model.workloads import preset
+from fabricscope.procurement import shortlist
+from fabricscope.rank import ranking
+from fabricscope.rank.ranking import RANKED_COLUMNS, RankRequest, parse_gpu_counts
 from tests.helpers import fabricscope
 
 

@@ -9,8 +9,7 @@ from datetime import UTC, datetime
 import duckdb
 import pytest
 
-from pipeline.refresh import refresh
-from pipeline.transparency import (
+from fabricscope.evidence.transparency import (
     QUESTIONNAIRE_FILE,
     RULES,
     Answer,
@@ -22,10 +21,17 @@ from pipeline.transparency import (
     open_questions,
     scores,
 )
+from fabricscope.ops.refresh import refresh
+from fabricscope.warehouse.db import current_snapshot, read_frame
+from fabricscope.warehouse.load import (
+    RunBatch,
+    fabric_table,
+    init_warehouse,
+    offers_table,
+    publish_run,
+)
+from fabricscope.warehouse.models import FabricFact, Offer, utc_now
 from tests.helpers import run_record
-from warehouse.db import current_snapshot, read_frame
-from warehouse.load import RunBatch, fabric_table, init_warehouse, offers_table, publish_run
-from warehouse.models import FabricFact, Offer, utc_now
 
 QUESTION_IDS = [
     "fabric_type",

@@ -9,11 +9,9 @@ import numpy as np
 import pytest
 
 from bench import model_docs
-from pipeline import validation
-from pipeline.model.scaling import FP8_EFFICIENCY_PRIOR, ModelConstants
-from pipeline.model.workload import Precision, Recompute
-from pipeline.published_tables import calibration_set
-from pipeline.validation import (
+from fabricscope.accuracy import validation
+from fabricscope.accuracy.published_tables import calibration_set
+from fabricscope.accuracy.validation import (
     DOCS_END,
     DOCS_FILE,
     DOCS_START,
@@ -26,6 +24,8 @@ from pipeline.validation import (
     score,
     summary,
 )
+from fabricscope.model.scaling import FP8_EFFICIENCY_PRIOR, ModelConstants
+from fabricscope.model.workload import Precision, Recompute
 
 
 @pytest.fixture(scope="module")

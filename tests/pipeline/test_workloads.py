@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from pipeline.model.workload import Workload
-from pipeline.workloads import SHAPE_FIELDS, architectures, presets
+from fabricscope.model.workload import Workload
+from fabricscope.model.workloads import SHAPE_FIELDS, architectures, presets
 
 
 def test_every_architecture_is_a_sourced_shape_with_the_size_its_name_says():

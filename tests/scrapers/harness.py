@@ -57,7 +57,7 @@ def _preload() -> None:
         json.dump(cases, handle)
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "scrapers.tools", "parse-many", handle.name],
+            [sys.executable, "-m", "fabricscope.scrapers.tools", "parse-many", handle.name],
             capture_output=True,
             text=True,
             env=_isolated_env(),
@@ -94,7 +94,7 @@ def _parse_one(source: str, fixture: str, url: str | None) -> dict[str, Any]:
     args = [
         sys.executable,
         "-m",
-        "scrapers.tools",
+        "fabricscope.scrapers.tools",
         "parse",
         source,
         str(FIXTURES / source / fixture),

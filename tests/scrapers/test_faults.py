@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from fabricscope.warehouse.db import read_frame, verify
 from tests.helpers import ROOT, python_env
-from warehouse.db import read_frame, verify
 
 FIXTURES = ROOT / "fixtures"
 LAMBDA_PAGE = (FIXTURES / "lambda_cloud" / "lambda_pricing-page_20260109.html").read_bytes()
@@ -99,7 +99,7 @@ def crawl(
     timeout: float = 120,
     env: dict[str, str] | None = None,
 ):
-    args = [sys.executable, "-m", "scrapers.tools", "crawl", *starts]
+    args = [sys.executable, "-m", "fabricscope.scrapers.tools", "crawl", *starts]
     for source, url in starts.items():
         args += ["--start-url", f"{source}={url}"]
     for setting in ("DOWNLOAD_DELAY=0", "AUTOTHROTTLE_ENABLED=False", *settings):
@@ -190,7 +190,7 @@ def test_unknown_url_offline_is_refused_without_network(tmp_path):
     args = [
         sys.executable,
         "-m",
-        "scrapers.tools",
+        "fabricscope.scrapers.tools",
         "crawl",
         "lambda_cloud",
         "--offline",
@@ -287,7 +287,7 @@ def test_identical_replays_publish_identical_offers(fixture_warehouse, tmp_path)
     path = folder / "warehouse.duckdb"
     shutil.copy(fixture_warehouse, path)
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "refresh", "--offline", "--warehouse", str(path)],
+        [sys.executable, "-m", "fabricscope.cli", "refresh", "--offline", "--warehouse", str(path)],
         capture_output=True,
         text=True,
         env={**python_env(), "FABRICSCOPE_DATA_DIR": str(folder)},

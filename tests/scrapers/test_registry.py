@@ -7,7 +7,7 @@ from apscheduler.triggers.cron import CronTrigger
 from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.project import get_project_settings
 
-from scrapers.spiders.base import FabricscopeSpider
+from fabricscope.scrapers.spiders.base import FabricscopeSpider
 from tests.helpers import ROOT
 from tests.scrapers.harness import FIXTURES, manifest
 
@@ -23,7 +23,7 @@ def test_there_are_spiders():
 def test_file_class_and_name_agree(name):
     spider = LOADER.load(name)
     assert issubclass(spider, FabricscopeSpider)
-    assert spider.__module__ == f"scrapers.spiders.{name}"
+    assert spider.__module__ == f"fabricscope.scrapers.spiders.{name}"
     assert spider.__name__ == "".join(part.title() for part in name.split("_")) + "Spider"
 
 

@@ -9,10 +9,10 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Dataframe
 
+from fabricscope.app.rank_form import STAR_GRID
 from tests.helpers import ROOT
-from ui.rank_form import STAR_GRID
 
-APP = str(ROOT / "ui" / "app.py")
+APP = str(ROOT / "fabricscope" / "app" / "app.py")
 DEFAULT_PAGE = "pages/rank.py"
 PAGES = [
     "pages/rank.py",

@@ -8,10 +8,10 @@ from datetime import timedelta
 import pyarrow as pa
 import pytest
 
+from fabricscope.warehouse.db import current_snapshot
+from fabricscope.warehouse.models import RunStatus
 from tests.helpers import publish_synthetic
 from tests.ui.apptest import PAGES, open_page, text_of
-from warehouse.db import current_snapshot
-from warehouse.models import RunStatus
 
 OVERVIEW = "pages/overview.py"
 # pages that show tables before any interaction (Calibrate waits for an upload, Shortlist

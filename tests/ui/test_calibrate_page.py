@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.calibrate import stored_all_reduce
-from pipeline.model.calibration import CalibrationError
+from fabricscope.app.calibration_view import class_comparison, fit_upload
+from fabricscope.evidence.calibrate import stored_all_reduce
+from fabricscope.model.calibration import CalibrationError
+from fabricscope.warehouse.db import current_snapshot
 from tests.helpers import ROOT
 from tests.ui.apptest import open_page, text_of
-from ui.calibration_view import class_comparison, fit_upload
-from warehouse.db import current_snapshot
 
 CALIBRATE = "pages/calibrate.py"
 IB_RUN = ROOT / "fixtures" / "nccl_tests" / "infiniband_2n_16g_all_reduce.txt"

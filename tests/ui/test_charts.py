@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pipeline.ranking import rank, read_inputs
+from fabricscope.app.charts import PALETTE, provider_colours, time_cost_scatter
+from fabricscope.app.view_state import RankView, request_of
+from fabricscope.rank.ranking import rank, read_inputs
 from tests.helpers import AS_OF
-from ui.charts import PALETTE, provider_colours, time_cost_scatter
-from ui.view_state import RankView, request_of
 
 
 def test_every_provider_has_its_own_colour_and_keeps_it():

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pipeline.status import coverage
-from pipeline.transparency import answers, load_questionnaire
+from fabricscope.app.providers_view import answer_matrix, evidence_frame
+from fabricscope.evidence.transparency import answers, load_questionnaire
+from fabricscope.ops.status import coverage
 from tests.ui.apptest import open_page
-from ui.providers_view import answer_matrix, evidence_frame
 
 
 def test_the_matrix_and_a_providers_evidence(use_warehouse, fixture_warehouse):

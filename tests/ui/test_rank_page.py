@@ -9,13 +9,19 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipeline.ranking import rank
-from pipeline.workloads import preset
+from fabricscope.app.rank_data import SnapshotMoved, _inputs, duration
+from fabricscope.app.view_state import (
+    DEFAULT_PRESET,
+    MAX_STARS,
+    RankView,
+    WorkloadFields,
+    request_of,
+)
+from fabricscope.model.workloads import preset
+from fabricscope.rank.ranking import rank
+from fabricscope.warehouse.db import current_snapshot
 from tests.helpers import AS_OF, publish_synthetic
 from tests.ui.apptest import open_page, text_of, tick, ticked, url_values
-from ui.rank_data import SnapshotMoved, _inputs, duration
-from ui.view_state import DEFAULT_PRESET, MAX_STARS, RankView, WorkloadFields, request_of
-from warehouse.db import current_snapshot
 
 RANK = "pages/rank.py"
 

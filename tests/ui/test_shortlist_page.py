@@ -8,8 +8,10 @@ import openpyxl
 import pandas as pd
 import pytest
 
-from pipeline import shortlist as shortlisting
-from pipeline.ranking import RANKED_COLUMNS, rank
+from fabricscope.app import shortlist_files
+from fabricscope.app.view_state import RankView, request_of
+from fabricscope.procurement import shortlist as shortlisting
+from fabricscope.rank.ranking import RANKED_COLUMNS, rank
 from tests.helpers import AS_OF
 from tests.ui.apptest import (
     captured_downloads,
@@ -20,8 +22,6 @@ from tests.ui.apptest import (
     ticked,
     url_values,
 )
-from ui import shortlist_files
-from ui.view_state import RankView, request_of
 
 SHORTLIST = "pages/shortlist.py"
 

@@ -6,8 +6,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from pipeline.workloads import preset, presets
-from ui.view_state import (
+from fabricscope.app.view_state import (
     DEFAULT_GPUS,
     DEFAULT_PRESET,
     MAX_STARS,
@@ -20,6 +19,7 @@ from ui.view_state import (
     to_query_params,
     workload_of,
 )
+from fabricscope.model.workloads import preset, presets
 
 
 def as_url(params: Mapping[str, str | list[str]]) -> dict[str, list[str]]:

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from fabricscope.warehouse.db import read_connection
 from tests.helpers import publish_synthetic
-from warehouse.db import read_connection
 
 
 def reader(path: Path, last_snapshot: int, rows_per_run: int) -> None:

@@ -6,8 +6,8 @@ import json
 import subprocess
 import sys
 
+from fabricscope.warehouse.db import current_snapshot, verify
 from tests.helpers import ROOT, publish_synthetic, python_env
-from warehouse.db import current_snapshot, verify
 
 ROWS_PER_RUN = 2_000
 SNAPSHOTS = 8

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.status import coverage
-from warehouse.db import read_frame
+from fabricscope.ops.status import coverage
+from fabricscope.warehouse.db import read_frame
 
 # Issue 13's targets, met on this offline build: 30 providers with offers; 90% of the offers
 # that could form a cluster with a fabric class (data_coverage's count, 8+ GPUs or stated

@@ -8,9 +8,9 @@ import subprocess
 import sys
 import time
 
+from fabricscope.warehouse.db import current_snapshot, read_frame, verify
+from fabricscope.warehouse.models import RunStatus
 from tests.helpers import ROOT, publish_synthetic, python_env
-from warehouse.db import current_snapshot, read_frame, verify
-from warehouse.models import RunStatus
 
 ROWS = 40_000
 # Stages where the publisher is stopped and killed deterministically.

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fabricscope.warehouse import db
+from fabricscope.warehouse.db import WarehouseError, block_damage, verify
+from fabricscope.warehouse.load import init_warehouse
 from tests.helpers import fabricscope
-from warehouse import db
-from warehouse.db import WarehouseError, block_damage, verify
-from warehouse.load import init_warehouse
 
 ZEROED = 256 * 1024  # one DuckDB block's worth, as in the issue
 FIRST_BLOCK = 3 * 4096  # after the main header and the two database headers

@@ -7,9 +7,9 @@ import shutil
 import duckdb
 import pytest
 
+from fabricscope.warehouse.db import apply_views, data_test_files, run_data_tests
+from fabricscope.warehouse.models import FabricClass, ObtainedBy, PriceBasis, PricingTier
 from tests.helpers import publish_synthetic
-from warehouse.db import apply_views, data_test_files, run_data_tests
-from warehouse.models import FabricClass, ObtainedBy, PriceBasis, PricingTier
 
 
 @pytest.fixture

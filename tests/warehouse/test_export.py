@@ -5,9 +5,9 @@ import json
 import duckdb
 import pytest
 
+from fabricscope.warehouse.db import SERVING_RELATIONS, WarehouseError, read_frame
+from fabricscope.warehouse.export import export_parquet
 from tests.helpers import publish_synthetic
-from warehouse.db import SERVING_RELATIONS, WarehouseError, read_frame
-from warehouse.export import export_parquet
 
 
 def test_whole_snapshot_exports_to_parquet_that_matches_the_warehouse(warehouse_path, tmp_path):

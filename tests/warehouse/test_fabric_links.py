@@ -7,11 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from fabricscope.warehouse.db import WarehouseError, read_frame
+from fabricscope.warehouse.gpus import REFERENCE_DIR
+from fabricscope.warehouse.load import (
+    RunBatch,
+    fabric_table,
+    init_warehouse,
+    offers_table,
+    publish_run,
+)
+from fabricscope.warehouse.models import FabricFact, Offer, utc_now
 from tests.helpers import run_record
-from warehouse.db import WarehouseError, read_frame
-from warehouse.gpus import REFERENCE_DIR
-from warehouse.load import RunBatch, fabric_table, init_warehouse, offers_table, publish_run
-from warehouse.models import FabricFact, Offer, utc_now
 
 NOW = utc_now()
 

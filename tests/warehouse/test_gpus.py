@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from warehouse.gpus import GpuCatalog, GpuMatch, Unmapped, gpu_catalog, instance_gpus
+from fabricscope.warehouse.gpus import GpuCatalog, GpuMatch, Unmapped, gpu_catalog, instance_gpus
 
 GPUS = """gpu_model,aliases,vendor,form_factor,memory_gb,hbm_tbps,bf16_dense_tflops,fp8_dense_tflops,scaleup_link,scaleup_gbps_per_gpu,tdp_w,source
 A100-SXM-40GB,A100 SXM 40GB,nvidia,sxm,40,,,,,,,test

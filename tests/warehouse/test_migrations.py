@@ -7,10 +7,10 @@ import csv
 import duckdb
 import pytest
 
+from fabricscope.warehouse.db import read_frame, run_content_hash, verify
+from fabricscope.warehouse.gpus import REFERENCE_DIR
+from fabricscope.warehouse.load import init_warehouse
 from tests.helpers import publish_synthetic
-from warehouse.db import read_frame, run_content_hash, verify
-from warehouse.gpus import REFERENCE_DIR
-from warehouse.load import init_warehouse
 
 # what 0004_zones_and_grades adds, undone to stand for a warehouse built before it
 UNDO_0004 = """

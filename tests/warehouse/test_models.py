@@ -6,7 +6,7 @@ from datetime import datetime
 import pytest
 from pydantic import ValidationError
 
-from warehouse.models import FabricClass, FabricFact, Offer, PricingTier, utc_now
+from fabricscope.warehouse.models import FabricClass, FabricFact, Offer, PricingTier, utc_now
 
 
 def offer(**changes):

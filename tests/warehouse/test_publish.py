@@ -11,9 +11,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tests.helpers import ROOT, publish_synthetic, python_env, run_record
-from warehouse import db
-from warehouse.db import (
+from fabricscope.warehouse import db
+from fabricscope.warehouse.db import (
     SnapshotWriter,
     WarehouseBusyError,
     WarehouseError,
@@ -22,10 +21,11 @@ from warehouse.db import (
     verify,
     wal_of,
 )
-from warehouse.load import RunBatch, init_warehouse, publish_run
-from warehouse.models import RunStatus
-from warehouse.query import run_user_query
-from warehouse.synthetic import synthetic_offers
+from fabricscope.warehouse.load import RunBatch, init_warehouse, publish_run
+from fabricscope.warehouse.models import RunStatus
+from fabricscope.warehouse.query import run_user_query
+from fabricscope.warehouse.synthetic import synthetic_offers
+from tests.helpers import ROOT, publish_synthetic, python_env, run_record
 
 
 def count(path: Path, sql: str) -> int:
@@ -235,7 +235,7 @@ def test_a_new_migration_is_applied_once_and_recorded(tmp_path, monkeypatch, war
 HOLD_THE_LOCK = """
 import sys, time
 from pathlib import Path
-from warehouse.db import SnapshotWriter
+from fabricscope.warehouse.db import SnapshotWriter
 with SnapshotWriter(Path(sys.argv[1])):
     print("holding", flush=True)
     time.sleep(60)

@@ -9,9 +9,9 @@ import time
 import pandas as pd
 import pytest
 
+from fabricscope.warehouse.db import current_snapshot, read_frame, verify
+from fabricscope.warehouse.query import QueryFailed, QueryLimits, QueryRefused, run_user_query
 from tests.helpers import publish_synthetic
-from warehouse.db import current_snapshot, read_frame, verify
-from warehouse.query import QueryFailed, QueryLimits, QueryRefused, run_user_query
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from warehouse.load import REFERENCE_DIR
+from fabricscope.warehouse.load import REFERENCE_DIR
 
 
 def rows(name):
@@ -130,7 +130,7 @@ def test_instance_gpus_name_known_providers_and_gpus_once_each():
 
 
 def test_the_catalog_loads_both_tables():
-    from warehouse.gpus import gpu_catalog
+    from fabricscope.warehouse.gpus import gpu_catalog
 
     catalog = gpu_catalog(REFERENCE_DIR)
     assert catalog.by_instance[("aws", "p4d.24xlarge")] == "A100-SXM-40GB"
@@ -140,7 +140,7 @@ def test_the_catalog_loads_both_tables():
 def test_cudo_a800_pci_machine_types_identify_as_the_80gb_pcie_card():
     """Cudo's own machine-type ids say 'pci' (PCIe) and publish 81920 MiB: that is the A800 80GB
     PCIe. The bare name stays unmapped, as 'A800' also names the 40 GB PCIe and the SXM4 part."""
-    from warehouse.gpus import gpu_catalog
+    from fabricscope.warehouse.gpus import gpu_catalog
 
     catalog = gpu_catalog(REFERENCE_DIR)
     (a800,) = [row for row in rows("gpus") if row["gpu_model"] == "A800-PCIE-80GB"]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.model.calibration import (
+from fabricscope.model.calibration import (
     CalibrationError,
     Collective,
     bus_factor,

@@ -10,15 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.catalog import fabric_classes, gpu_specs, profiles
-from pipeline.model.hardware import (
+from fabricscope.model.hardware import (
     GIB,
     REFERENCE_GEMM_CEILING,
     HardwareError,
     build_profiles,
     fabric_efficiency,
 )
-from pipeline.model.scaling import (
+from fabricscope.model.scaling import (
     FP8_EFFICIENCY_PRIOR,
     H100_MAMF_BF16,
     H100_MAMF_FP8,
@@ -31,8 +30,9 @@ from pipeline.model.scaling import (
     stage_imbalance,
     stage_plan,
 )
-from pipeline.model.workload import Precision, Recompute, Stack, Workload
-from pipeline.workloads import preset
+from fabricscope.model.workload import Precision, Recompute, Stack, Workload
+from fabricscope.model.workloads import preset
+from fabricscope.rank.catalog import fabric_classes, gpu_specs, profiles
 
 
 def hardware(count, fabric, gbps=400.0, gpu="H100-SXM-80GB", per_node=8):
@@ -290,7 +290,7 @@ def test_unfused_attention_costs_hbm_time_that_flash_does_not():
 
 
 def test_tensor_parallelism_narrows_one_side_of_each_gemm():
-    from pipeline.model.scaling import _gemm_width
+    from fabricscope.model.scaling import _gemm_width
 
     job = preset("gpt3-175b")
     t = np.array([1.0, 8.0])

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from scrapy.utils.test import get_crawler
 
-from scrapers.items import RawFabricFact, RawOffer
-from scrapers.spiders.lambda_cloud import LambdaCloudSpider
+from fabricscope.scrapers.items import RawFabricFact, RawOffer
+from fabricscope.scrapers.spiders.lambda_cloud import LambdaCloudSpider
 
 
 @pytest.fixture

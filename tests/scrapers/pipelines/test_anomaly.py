@@ -1,8 +1,8 @@
 import pytest
 from scrapy.exceptions import DropItem
 
-from scrapers.pipelines.anomaly import AnomalyPipeline, offer_key
-from warehouse.models import Offer, PricingTier, utc_now
+from fabricscope.scrapers.pipelines.anomaly import AnomalyPipeline, offer_key
+from fabricscope.warehouse.models import Offer, PricingTier, utc_now
 
 
 def offer(price_per_gpu):
@@ -86,8 +86,8 @@ def test_an_implausible_price_is_quarantined_whatever_the_gpu(crawler, gpu_model
 def test_a_crawl_hands_its_spiders_one_fixed_set_of_reference_prices(tmp_path):
     from scrapy.utils.test import get_crawler
 
-    from scrapers.pipelines.anomaly import REFERENCE_SETTING, reference_setting
-    from scrapers.spiders.lambda_cloud import LambdaCloudSpider
+    from fabricscope.scrapers.pipelines.anomaly import REFERENCE_SETTING, reference_setting
+    from fabricscope.scrapers.spiders.lambda_cloud import LambdaCloudSpider
 
     fixed = {offer_key(offer(2.5)): 2.5}
     crawler = get_crawler(

@@ -1,7 +1,7 @@
 import pytest
 from scrapy.exceptions import DropItem
 
-from scrapers.pipelines.clean import CleanPipeline
+from fabricscope.scrapers.pipelines.clean import CleanPipeline
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,7 @@ def test_line_breaks_and_tabs_are_only_whitespace(crawler, raw_offer):
 
 @pytest.mark.parametrize("field", ["provider", "instance_type", "region", "gpu_name"])
 def test_a_name_longer_than_any_real_one_is_dropped_and_counted(crawler, raw_offer, field):
-    from scrapers.pipelines.clean import MAX_NAME_CHARS
+    from fabricscope.scrapers.pipelines.clean import MAX_NAME_CHARS
 
     with pytest.raises(DropItem, match=f"name_too_long: {field} of 201 characters"):
         CleanPipeline.from_crawler(crawler).process_item(

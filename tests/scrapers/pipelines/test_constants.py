@@ -1,5 +1,5 @@
-from scrapers.items import RawOffer
-from scrapers.pipelines.constants import ApplyConstantsPipeline
+from fabricscope.scrapers.items import RawOffer
+from fabricscope.scrapers.pipelines.constants import ApplyConstantsPipeline
 
 
 def test_spider_constants_fill_only_missing_fields(crawler):

@@ -1,7 +1,7 @@
 import pytest
 from scrapy.exceptions import DropItem
 
-from scrapers.pipelines.normalise import NormalisePipeline
+from fabricscope.scrapers.pipelines.normalise import NormalisePipeline
 
 
 @pytest.mark.parametrize(
@@ -73,7 +73,7 @@ def test_prices_per_hour_and_per_gpu_hour(
 
 
 def test_other_currencies_convert_through_the_dated_rate_table(crawler, raw_offer):
-    from scrapers.normalise import usd_rates
+    from fabricscope.scrapers.normalise import usd_rates
 
     item = NormalisePipeline.from_crawler(crawler).process_item(
         raw_offer(price=2.0, currency="EUR", price_basis="per_gpu", gpu_count=1)

@@ -2,8 +2,8 @@ import json
 
 from scrapy.utils.test import get_crawler
 
-from scrapers.pipelines.raw_feed import RawFeedPipeline
-from scrapers.spiders.lambda_cloud import LambdaCloudSpider
+from fabricscope.scrapers.pipelines.raw_feed import RawFeedPipeline
+from fabricscope.scrapers.spiders.lambda_cloud import LambdaCloudSpider
 
 
 def test_every_item_is_kept_as_yielded_one_json_line_each(tmp_path, raw_offer):

@@ -1,7 +1,7 @@
 import pytest
 from scrapy.exceptions import DropItem
 
-from scrapers.pipelines.stage import StagePipeline
+from fabricscope.scrapers.pipelines.stage import StagePipeline
 from tests.scrapers.pipelines.test_anomaly import offer
 
 

@@ -3,9 +3,9 @@ import math
 import pytest
 from scrapy.exceptions import DropItem
 
-from scrapers.pipelines.normalise import NormalisePipeline
-from scrapers.pipelines.validate import ValidatePipeline
-from warehouse.models import Offer
+from fabricscope.scrapers.pipelines.normalise import NormalisePipeline
+from fabricscope.scrapers.pipelines.validate import ValidatePipeline
+from fabricscope.warehouse.models import Offer
 
 
 def validated(crawler, item):

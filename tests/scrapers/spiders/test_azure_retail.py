@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from scrapers.spiders.azure_retail import GPU_SIZES, tier_and_price
+from fabricscope.scrapers.spiders.azure_retail import GPU_SIZES, tier_and_price
 from tests.scrapers.harness import FIXTURES, parse_fixture
 
 EXAMPLES = "azure-retail-prices_docs-examples.json"

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from scrapers.spiders.curated_fabric import FACTS_CSV
+from fabricscope.scrapers.spiders.curated_fabric import FACTS_CSV
 from tests.helpers import ROOT, python_env
 from tests.scrapers.harness import FIXTURES
 
-PRODUCT_LINES_CSV = ROOT / "warehouse" / "reference" / "fabric_product_lines.csv"
+PRODUCT_LINES_CSV = ROOT / "fabricscope" / "warehouse" / "reference" / "fabric_product_lines.csv"
 GRADES = {"provider", "measured", "third_party"}
 
 
@@ -27,7 +27,7 @@ def parse_local(path: Path) -> dict[str, Any]:
     """Like harness.parse_fixture, for a file:// URL: the file is read from disk, not replayed."""
     args = ["parse", "curated_fabric", str(path), "--url", path.as_uri()]
     result = subprocess.run(
-        [sys.executable, "-m", "scrapers.tools", *args],
+        [sys.executable, "-m", "fabricscope.scrapers.tools", *args],
         capture_output=True,
         text=True,
         env=python_env(),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapers.spiders.hyperstack import _reserved_tier
+from fabricscope.scrapers.spiders.hyperstack import _reserved_tier
 from tests.scrapers.harness import offers_by_type, parse_fixture
 
 PAGE_2025 = "hyperstack_gpu-pricing-page_20250724.html"

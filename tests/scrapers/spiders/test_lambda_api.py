@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scrapy.http import TextResponse
 
-from scrapers.spiders.lambda_api import LambdaApiSpider
+from fabricscope.scrapers.spiders.lambda_api import LambdaApiSpider
 from tests.scrapers.harness import FIXTURES, parse_fixture
 
 EXAMPLE = "lambda-instance-types_docs-example.json"

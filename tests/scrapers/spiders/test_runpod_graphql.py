@@ -1,7 +1,7 @@
 """RunPod's GraphQL gpuTypes (values from the fixture's .source.txt).
 
-``scrapers.tools parse`` replays every saved file as a GET, and this source is a POST,
-so these tests run the real offline crawl (``scrapers.tools crawl --offline``): the replay
+``fabricscope.scrapers.tools parse`` replays every saved file as a GET, and this source is a POST,
+so these tests run the real offline crawl (``fabricscope.scrapers.tools crawl --offline``): the replay
 middleware answers the POST from ``fixtures/runpod_graphql/requests.json`` (matched on
 its ``body_hex``) and the run is dumped instead of published.
 """
@@ -33,7 +33,7 @@ def crawl_offline(fixtures: Path, work: Path) -> dict[str, Any]:
         "FABRICSCOPE_WAREHOUSE": str(work / "absent.duckdb"),
         "LOG_LEVEL": "WARNING",
     }
-    args = [sys.executable, "-m", "scrapers.tools", "crawl", SOURCE, "--offline"]
+    args = [sys.executable, "-m", "fabricscope.scrapers.tools", "crawl", SOURCE, "--offline"]
     for name, value in settings.items():
         args += ["--set", f"{name}={value}"]
     result = subprocess.run(
@@ -49,7 +49,7 @@ def parsed(tmp_path_factory):
 
 
 def test_the_recording_answers_the_spiders_exact_post_body():
-    from scrapers.spiders.runpod_graphql import QUERY
+    from fabricscope.scrapers.spiders.runpod_graphql import QUERY
 
     (entry,) = manifest(SOURCE)
     assert entry["method"] == "POST"

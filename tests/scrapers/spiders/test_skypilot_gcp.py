@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from scrapers.spiders.skypilot_gcp import SkypilotGcpSpider, machine_gpus
+from fabricscope.scrapers.spiders.skypilot_gcp import SkypilotGcpSpider, machine_gpus
 from tests.scrapers.harness import fixture_rows, offer_at, parse_fixture
 
 CATALOG = "skypilot-catalog_v8_gcp_vms_gpu_and_hosts.csv"

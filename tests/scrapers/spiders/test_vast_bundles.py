@@ -10,8 +10,8 @@ from typing import Any
 from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.project import get_project_settings
 
+from fabricscope.warehouse.db import read_frames
 from tests.scrapers.harness import manifest, parse_fixture
-from warehouse.db import read_frames
 
 EXAMPLE = "vast-bundles-get_docs-example.json"
 

@@ -1,0 +1,408 @@
+"""NVIDIA's published throughput tables as calibration cases: NeMo 24.07's H100 FP8 table, one
+of the families the constants are fitted on (:func:`calibration_set`), and Megatron-Bridge's
+25.09-26.06 tables and NeMo AutoModel's H100 table, which no constant is fitted on: the blind
+check.
+
+Only rows the model can represent become cases, each with the assumptions it needed; every
+other row is skipped with its reason (FP4, a model without a named architecture, a cell
+holding two measurements). Pure: reads the recorded CSVs, no network.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fabricscope.accuracy.validation import CalibrationCase, SkippedRow, map_rows
+from fabricscope.model.scaling import LayoutGrid
+from fabricscope.model.workload import Precision, Recompute, Stack, Workload
+from fabricscope.model.workloads import architectures
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "fixtures" / "published_runs"
+MEGATRON_BRIDGE = PUBLISHED / "megatron_bridge_performance_summary_archive.csv"
+NEMO_2407 = PUBLISHED / "nemo_performance_summary_24.07.csv"
+AUTOMODEL = PUBLISHED / "automodel_performance_summary.csv"
+FAMILY = "megatron_bridge"
+
+
+@dataclass(frozen=True)
+class Table:
+    """How one recorded table's rows read: its family, model names and precision."""
+
+    family: str
+    path: Path
+    run_prefix: str
+    # the table's model names whose architecture is named (fabricscope/model/presets, with its
+    # source)
+    architecture_of: dict[str, str]
+    # the row's precision label, or "" where the table prints none
+    precision_of: Callable[[dict[str, str]], str]
+    # why a model outside architecture_of is left out, by the start of its name
+    unmapped: dict[str, str]
+    # the DGX system the row ran on (a key of SYSTEMS, or what the table prints)
+    system_of: Callable[[dict[str, str]], str] = lambda row: (
+        row.get("system") or row["system_from_heading"]
+    )
+    sequence_column: str = "sequence_length"
+    # the software stack the table's runs used, and what the table says of it ("" if nothing);
+    # stack_of reads it per row where the table's rows differ
+    stack: Stack = Stack.MEGATRON
+    stack_note: str = ""
+    stack_of: Callable[[dict[str, str]], Stack] | None = None
+    # the column stating activation recompute (none, selective, full), if the table has one
+    recompute_column: str | None = None
+
+    def why_unmapped(self, model: str) -> str:
+        for start, reason in self.unmapped.items():
+            if model.startswith(start):
+                return f"{model}: {reason}"
+        return f"{model}: no named architecture"
+
+
+SLIDING_WINDOW = (
+    "sliding-window attention (128 tokens) on every other layer and attention sinks are not "
+    "modelled (NVIDIA-NeMo/Megatron-Bridge gpt_oss_provider.py @5fcab34f8bda: window_size "
+    "(127, 0), window_attn_skip_freq 2)"
+)
+TOKEN_DROP = "token dropping (a capacity factor) is not modelled"
+MEGATRON_BRIDGE_TABLE = Table(
+    family=FAMILY,
+    path=MEGATRON_BRIDGE,
+    run_prefix="mbridge",
+    architecture_of={
+        "LLAMA3_8B": "llama3-8b",
+        "LLAMA3_70B": "llama3-70b",
+        "LLAMA3.1_405B": "llama3-405b",
+        # DeepSeek-V3 by its preset's architecture (MLA as standard attention); the rows that
+        # say they add multi-token prediction are left out (its extra layer is not modelled)
+        "DeepSeekV3": "deepseek-v3",
+        "DeepSeekV3 (w/o MTP)": "deepseek-v3",
+        "DeepSeekV3 (dropless)": "deepseek-v3",
+        "Qwen3_30B_a3B": "qwen3-30b-a3b",
+        "Qwen3_235B_a22B": "qwen3-235b-a22b",
+        "Kimi_K2": "kimi-k2",
+    },
+    precision_of=lambda row: (row["precision"] or "").strip(),
+    unmapped={
+        "GPT OSS": SLIDING_WINDOW,
+        "Nemotron_3": "hybrid Mamba-Transformer: Mamba layers are not modelled",
+        "DeepSeekV3 (w/ MTP)": "multi-token prediction's extra layer is not modelled",
+        "DeepSeekV3 (tokendrop)": TOKEN_DROP,
+        "Qwen3_30B_a3B (tokendrop)": TOKEN_DROP,
+        "Qwen3_235B_a22B (tokendrop)": TOKEN_DROP,
+    },
+)
+
+
+def _stated_fp8(row: dict[str, str]) -> str:
+    """NeMo 24.07 states the precision once, above its pre-training table."""
+    return "FP8" if "at FP8 precision" in row["table_context_before"] else ""
+
+
+NEMO_2407_TABLE = Table(
+    family="nemo2407",
+    path=NEMO_2407,
+    run_prefix="nemo2407",
+    architecture_of={
+        "GPT3-5B": "gpt3-5b",
+        "GPT3-20B": "gpt3-20b",
+        "GPT3-175B": "gpt3-175b",
+        "LLAMA2-7B": "llama2-7b",
+        "LLAMA2-13B": "llama2-13b",
+        "LLAMA2-70B": "llama2-70b",
+        "LLAMA3-8B": "llama3-8b",
+        "LLAMA3-70B": "llama3-70b",
+        "Nemotron-8B": "nemotron3-8b",
+        "Nemotron-22B": "nemotron3-22b",
+        "Nemotron-340B": "nemotron4-340b",
+    },
+    precision_of=_stated_fp8,
+    unmapped={},
+)
+
+
+def _automodel_heading(row: dict[str, str]) -> tuple[str, str]:
+    """AutoModel states system and precision in its table's heading: "DGX-H100, Precision:
+    BF16"."""
+    system, _, precision = row["system_from_heading"].partition(", Precision:")
+    return system.strip(), precision.strip()
+
+
+AUTOMODEL_TABLE = Table(
+    family="automodel",
+    path=AUTOMODEL,
+    run_prefix="automodel",
+    architecture_of={
+        "Llama3 70B": "llama3-70b",
+        "DeepSeek V3 671B": "deepseek-v3",
+        "Qwen3 MoE 30B": "qwen3-30b-a3b",
+        "Kimi K2": "kimi-k2",
+    },
+    precision_of=lambda row: _automodel_heading(row)[1],
+    unmapped={
+        "GPT-OSS": SLIDING_WINDOW,
+        "Nemotron V3": "hybrid Mamba-Transformer: Mamba layers are not modelled",
+    },
+    system_of=lambda row: _automodel_heading(row)[0],
+    sequence_column="seq_length",
+    stack=Stack.FSDP,
+    stack_note=(
+        "software stack: NeMo AutoModel (PyTorch-native FSDP2 with Transformer Engine "
+        "kernels, the table's kernel_optimizations column): costed as stack fsdp"
+    ),
+)
+
+
+TORCHTITAN = PUBLISHED / "torchtitan_benchmarks.csv"
+TORCHTITAN_TABLE = Table(
+    family="torchtitan",
+    path=TORCHTITAN,
+    run_prefix="torchtitan",
+    architecture_of={"Llama 3.1 8B": "llama3-8b"},
+    precision_of=lambda row: row["precision"],
+    unmapped={},
+    system_of=lambda row: row["system"],
+    stack=Stack.FSDP,
+    stack_of=lambda row: Stack.FSDP if row["compile"] == "true" else Stack.EAGER,
+    recompute_column="activation_checkpoint",
+    stack_note=(
+        "software stack: torchtitan (PyTorch FSDP2; torch.compile as the row says: fsdp "
+        "compiled, eager without); Float8 linears (torchao, tensorwise scaling) as FP8 GEMMs; "
+        "selective checkpointing is torchtitan's per-op policy, modelled as selective recompute"
+    ),
+)
+
+
+# The tables name a DGX system, never its network. The fabric is the system's reference design,
+# an assumption each case records: DGX H100 and DGX B200 carry one 400 Gb/s ConnectX-7
+# InfiniBand NIC per GPU; a DGX GB200 / GB300 is an NVL72 rack (72 GPUs in one NVLink domain,
+# 4 per compute tray) with one 400 Gb/s ConnectX-7 (GB200) or 800 Gb/s ConnectX-8 (GB300) per GPU.
+SYSTEMS: dict[str, dict[str, Any]] = {
+    "DGX-H100": {"gpu_model": "H100-SXM-80GB", "gpus_per_node": 8, "fabric_gbps_per_gpu": 400},
+    "DGX-B200": {"gpu_model": "B200-SXM-180GB", "gpus_per_node": 8, "fabric_gbps_per_gpu": 400},
+    "DGX-GB200": {
+        "gpu_model": "GB200-NVL-186GB",
+        "gpus_per_node": 4,
+        "nvlink_domain_gpus": 72,
+        "fabric_gbps_per_gpu": 400,
+    },
+    "DGX-GB300": {
+        "gpu_model": "GB300-NVL-288GB",
+        "gpus_per_node": 4,
+        "nvlink_domain_gpus": 72,
+        "fabric_gbps_per_gpu": 800,
+    },
+}
+# systems outside NVIDIA's DGX line, with what each source says of them
+SYSTEMS["WhiteFiber H200"] = {
+    "gpu_model": "H200-SXM-141GB",
+    "gpus_per_node": 8,
+    "fabric_gbps_per_gpu": 400,
+}
+SYSTEM_NOTES = {
+    "WhiteFiber H200": (
+        "fabric: 400 Gb/s per GPU over Mellanox ConnectX-7 RDMA (the file); InfiniBand or RoCE "
+        "not stated: InfiniBand assumed"
+    ),
+}
+SYSTEM_GAPS = {
+    "Grand Teton": (
+        "Meta's Grand Teton H100 (96 GB HBM2e, 2.4 TB/s, at a 500 W power limit): its compute "
+        "peak is not published (the torchtitan team: between the SXM's and the NVL's)"
+    ),
+}
+SYSTEM_NOTE = (
+    "fabric not stated by the table: the DGX reference design assumed (InfiniBand, "
+    "{gbps} Gb/s per GPU{domain})"
+)
+
+# FP8 recipes the model represents as FP8 GEMMs (delayed and current scaling, MX blocks);
+# NVFP4 is not modelled. 25.09 prints no precision.
+PRECISIONS = {
+    "FP8": Precision.FP8,
+    "FP8-CS": Precision.FP8,
+    "MXFP8": Precision.FP8,
+    "FP8-MX": Precision.FP8,
+    "BF16": Precision.BF16,
+}
+
+
+class _Skip(Exception):
+    pass
+
+
+def _int(row: dict[str, str], column: str) -> int | None:
+    text = (row.get(column) or "").strip()
+    if text in ("", "n/a", "-"):
+        return None
+    if not text.isdigit():
+        raise _Skip(f"{column} {text!r} is not one number (two measurements in one cell?)")
+    return int(text)
+
+
+_THROUGHPUT = re.compile(r"\d{1,3}(,\d{3})+(\.\d+)?|\d+(\.\d+)?")
+
+
+def _throughput(row: dict[str, str], column: str) -> float | None:
+    """A published figure as printed: 4,497 (thousands separators) or 866.77; a cell holding
+    two measurements ("37556 (36108)") is refused."""
+    text = (row.get(column) or "").strip()
+    if text in ("", "n/a", "-"):
+        return None
+    if not _THROUGHPUT.fullmatch(text):
+        raise _Skip(f"{column} {text!r} is not one number (two measurements in one cell?)")
+    return float(text.replace(",", ""))
+
+
+def _release(row: dict[str, str]) -> str:
+    """The container release the row names, else the documentation commit it was read at."""
+    return row["release"] or row["commit"][:12]
+
+
+def _case(row: dict[str, str], table: Table) -> CalibrationCase:
+    model = row["model_from_heading"] or row["model"]
+    shape = table.architecture_of.get(model)
+    if shape is None:
+        raise _Skip(table.why_unmapped(model))
+    cp = _int(row, "cp") or 1
+    label = table.precision_of(row)
+    if not label:
+        raise _Skip(f"precision not printed (release {row['release']})")
+    if "(" in label:
+        raise _Skip(f"precision {label}: two recipes' measurements in one cell")
+    precision = PRECISIONS.get(label)
+    if precision is None:
+        raise _Skip(f"precision {label}: not modelled")
+    system = table.system_of(row)
+    if system in SYSTEM_GAPS:
+        raise _Skip(f"system {system}: {SYSTEM_GAPS[system]}")
+    if system not in SYSTEMS:
+        raise _Skip(f"system {system}: its GPU's specs are incomplete in gpus.csv")
+    n_gpus, tp, pp = _int(row, "num_gpus"), _int(row, "tp"), _int(row, "pp")
+    gbs, mbs, seq = _int(row, "gbs"), _int(row, "mbs"), _int(row, table.sequence_column)
+    published = _throughput(row, "tokens_sec_gpu")
+    if not (n_gpus and tp and pp and gbs and mbs and seq and published):
+        raise _Skip("a layout, batch or throughput cell is empty")
+    virtual = _int(row, "vp")
+    fsdp = _int(row, "fsdp") or 0  # NeMo 24.07 has no FSDP column: read as none
+
+    recompute = Recompute(row[table.recompute_column]) if table.recompute_column else None
+    named = architectures()[shape]
+    notes = [
+        f"architecture {shape} (its source: {named['source'].split(';')[0]})",
+        f"precision {label} modelled as FP8 GEMMs" if precision is Precision.FP8 else "BF16",
+        f"activation recompute {recompute.value}, from the row"
+        if recompute
+        else "activation recompute not stated: searched",
+        "TP communication overlap not stated: not assumed",
+        *([table.stack_note] if table.stack_note else []),
+    ]
+    hardware = {**SYSTEMS[system], "gpu_count": n_gpus, "fabric_class": "infiniband"}
+    domain = hardware.get("nvlink_domain_gpus")
+    notes.append(
+        SYSTEM_NOTES.get(system)
+        or SYSTEM_NOTE.format(
+            gbps=hardware["fabric_gbps_per_gpu"],
+            domain=f"; NVL72: {domain} GPUs per NVLink domain" if domain else "",
+        )
+    )
+    if fsdp:
+        notes.append(f"fsdp {fsdp}: ZeRO-3 (FSDP) over the data-parallel ranks")
+    fields = dict(named["fields"])
+    ep = _int(row, "ep")
+    if "moe" in fields:
+        if ep is None:
+            raise _Skip("an MoE row without its expert-parallel size")
+        if (_int(row, "etp") or 1) != 1:
+            raise _Skip("expert tensor parallelism > 1 is not modelled")
+        fields["moe"] = {**fields["moe"], "expert_parallel": ep}
+        notes += [
+            f"expert parallel {ep}, from the row; routing force-balanced (the table's note)",
+            "multi-token prediction not stated: none modelled",
+            "MoE all-to-all overlap not stated: not assumed",
+        ]
+    fields.update(
+        name=f"{model} {system} {label} {n_gpus} GPUs",
+        seq_len=seq,
+        global_batch_size=gbs,
+        micro_batch_size=mbs,
+        precision=precision,
+        zero_stage=3 if fsdp else 1,
+        stack=table.stack_of(row) if table.stack_of else table.stack,
+        tokens=1e12,  # time-to-train is not scored; step time does not depend on it
+    )
+    try:
+        workload = Workload.model_validate(fields)
+    except ValueError as exc:
+        raise _Skip(f"workload invalid: {exc}") from None
+    if n_gpus % (tp * pp * cp) or gbs % (n_gpus // (tp * pp * cp) * mbs):
+        raise _Skip(f"tp x pp x cp {tp * pp * cp} and the batch do not divide {n_gpus} GPUs")
+    return CalibrationCase(
+        run_id=(
+            f"{table.run_prefix}_{_release(row)}_{model}_{system}_{label}_{n_gpus}gpu_"
+            f"r{row['row_index']}"
+        ),
+        family=table.family,
+        workload=workload,
+        hardware=hardware,
+        layout=LayoutGrid.partial(workload, tp, pp, mbs, recompute, virtual, cp=cp),
+        published_tokens_per_s_per_gpu=float(published),
+        assumptions=tuple(notes),
+    )
+
+
+def table_cases(table: Table) -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """A table's pre-training rows as cases; every other row skipped with its reason."""
+    with table.path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    cases: list[CalibrationCase] = []
+    skipped: list[SkippedRow] = []
+    for row in rows:
+        system = table.system_of(row)
+        run_id = f"{_release(row)} {row['model_from_heading'] or row['model']} {system}"
+        # "Pre-Training Performance" (Megatron-Bridge), "Pretraining" (NeMo 24.07)
+        if not row["section"].replace("-", "").lower().startswith("pretraining"):
+            skipped.append(SkippedRow(run_id, f"{row['section']}: fine-tuning is not scored"))
+            continue
+        try:
+            cases.append(_case(row, table))
+        except _Skip as skip:
+            skipped.append(SkippedRow(run_id, str(skip)))
+    assert all(math.isfinite(c.published_tokens_per_s_per_gpu) for c in cases)
+    return cases, skipped
+
+
+def megatron_bridge_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """Megatron-Bridge's pre-training rows as cases; every other row skipped with its reason."""
+    return table_cases(MEGATRON_BRIDGE_TABLE)
+
+
+def nemo_2407_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """NeMo 24.07's H100 FP8 pre-training rows as cases; the fine-tuning rows skipped."""
+    return table_cases(NEMO_2407_TABLE)
+
+
+def automodel_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """NeMo AutoModel's H100 BF16 pre-training rows (blind, like Megatron-Bridge's); the LoRA
+    rows skipped."""
+    return table_cases(AUTOMODEL_TABLE)
+
+
+def torchtitan_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """torchtitan's published Llama 3.1 8B runs (PyTorch FSDP2, compiled or eager) as cases;
+    the Grand Teton rows skipped with their reason (the eager factor's source, not scored)."""
+    return table_cases(TORCHTITAN_TABLE)
+
+
+def calibration_set() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """The rows the model's constants are fitted on, each family apart: the published runs of
+    published_runs_calibration.csv and NeMo 24.07's H100 FP8 table (the FP8 rows the FP8
+    factor is fitted on). Megatron-Bridge's tables stay out: the blind check."""
+    cases, skipped = map_rows()
+    nemo, nemo_skipped = nemo_2407_cases()
+    return cases + nemo, skipped + nemo_skipped

@@ -1,0 +1,143 @@
+"""Shortlist: the starred offers side by side, notes on each, and the files to hand on."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from fabricscope.app import view_state
+from fabricscope.app.components import read_snapshot, settings_or_stop, status_caption
+from fabricscope.app.rank_data import (
+    offer_label,
+    offers_table,
+    rank_inputs,
+    ranked,
+    shortlist,
+    shortlist_downloads,
+)
+from fabricscope.app.shortlist_files import merge_notes, notes_frame
+from fabricscope.app.tables import RANKED_COLUMN_CONFIG
+from fabricscope.ops.status import FRESHNESS_SQL
+from fabricscope.procurement import shortlist as shortlisting
+
+NOTES = "shortlist_notes"
+STARS = "sl_starred"
+
+path, stale_after_hours, _ = settings_or_stop()
+snapshot, frames = read_snapshot(path, {"freshness": FRESHNESS_SQL})
+inputs = rank_inputs(path)
+if inputs.snapshot.snapshot_id != snapshot.snapshot_id:
+    st.rerun()
+
+st.title("Shortlist")
+status_caption(snapshot, frames["freshness"], stale_after_hours)
+view, problems = view_state.current_view()
+for problem in problems:
+    st.warning(f"The link had a value that could not be restored: {problem}")
+if view_state.entering("shortlist") or STARS not in st.session_state:
+    st.session_state[STARS] = list(view.starred)
+view_state.remember(view)
+
+try:
+    request = view_state.request_of(view)
+except view_state.InputError as exc:
+    st.error(f"The ranking behind this shortlist cannot be built: {exc}")
+    st.stop()
+result = ranked(inputs, path, request)
+labels = {r["offer_key"]: offer_label(r) for r in result.offers.to_dict("records")}
+kept = st.multiselect(
+    "Starred offers",
+    list(view.starred),
+    key=STARS,
+    format_func=lambda key: labels.get(key, f"{key} (not in this ranking)"),
+    help="Remove an offer here; star more on the Rank page.",
+)
+view = replace(view, starred=tuple(kept))
+view_state.remember(view)
+st.page_link("pages/rank.py", label="Star offers on the Rank page", icon="🏁")
+if not view.starred:
+    st.info("Nothing starred yet: star offers on the Rank page and they appear here.")
+    st.stop()
+
+ranked_keys = set(labels)
+gone = [key for key in view.starred if key not in ranked_keys]
+if gone:
+    try:
+        shortlisting.from_result(result, offer_keys=gone)
+    except shortlisting.ShortlistError as exc:
+        st.warning(f"Starred, but {exc}. They are left out below.")
+keys = [key for key in view.starred if key in ranked_keys]
+if not keys:
+    st.stop()
+chosen = shortlist(inputs, path, request, keys)
+
+job = request.workload
+st.markdown(
+    f"**{job.name}** on {', '.join(map(str, request.gpu_counts))} GPUs, ranked by "
+    f"{request.objective}, from snapshot {chosen.snapshot_id}: {len(chosen.rows)} offers."
+)
+st.dataframe(
+    offers_table(chosen.rows, keys).drop(columns=["starred"]),
+    hide_index=True,
+    width="stretch",
+    column_config=RANKED_COLUMN_CONFIG,
+)
+
+st.subheader("Notes")
+notes: dict[str, str] = st.session_state.setdefault(NOTES, {})
+edited = st.data_editor(
+    notes_frame(chosen, notes),
+    hide_index=True,
+    width="stretch",
+    disabled=[c for c in notes_frame(chosen, notes).columns if c != "note"],
+    column_config={"note": st.column_config.TextColumn("note", width="large")},
+    key="sl_notes_editor",
+)
+notes = merge_notes(notes, edited)
+st.session_state[NOTES] = notes
+
+st.subheader("Downloads")
+files = shortlist_downloads(inputs, path, request, keys, notes)
+left, middle, right = st.columns(3)
+left.download_button(
+    "CSV (the ranking rows)",
+    files.csv,
+    file_name="fabricscope-shortlist.csv",
+    mime="text/csv",
+    key="sl_csv",
+    on_click="ignore",
+)
+middle.download_button(
+    "XLSX workbook",
+    files.xlsx,
+    file_name="fabricscope-shortlist.xlsx",
+    mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    key="sl_xlsx",
+    on_click="ignore",
+)
+right.download_button(
+    "Markdown memo",
+    files.memo,
+    file_name="fabricscope-shortlist.md",
+    mime="text/markdown",
+    key="sl_memo",
+    on_click="ignore",
+)
+
+st.subheader("Questions still open per provider")
+for provider, questions in chosen.open_questions.items():
+    score = chosen.scores.get(provider)
+    title = f"{provider}: {len(questions)} open" + (
+        f" (transparency {score.score:.2f})" if score else ""
+    )
+    with st.expander(title):
+        if not questions:
+            st.write("Every question is answered with evidence.")
+        for number, question in enumerate(questions, start=1):
+            st.markdown(f"{number}. {question.text}  \n   *{question.why}*")
+
+st.subheader("What the fabric is worth for these offers")
+st.dataframe(chosen.sensitivity, hide_index=True, width="stretch")
+with st.expander("The memo"):
+    st.markdown(files.memo)

@@ -1,0 +1,351 @@
+"""Rankings for the app: cached per snapshot, and shaped into what the pages show.
+
+The cached functions key on the warehouse path and the snapshot id, so a new snapshot is
+read on the next rerun without a restart, and every number on one page comes from the one
+snapshot the page started with. The ``*_table`` functions are pure: a ranking in, a frame to
+display out (ranges as text, so an unknown fabric never reads as one confident number).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from fabricscope.app.components import as_of, serve_stored, snapshot_or_setup
+from fabricscope.app.shortlist_files import Downloads, downloads
+from fabricscope.procurement import shortlist as shortlisting
+from fabricscope.rank.materialised import materialised_result
+from fabricscope.rank.ranking import (
+    RankInputs,
+    RankRequest,
+    RankResult,
+    rank,
+    read_inputs,
+    what_if_changes,
+)
+
+T = TypeVar("T")
+# the parts of one training step, in seconds per step, as the model reports them
+STEP_PARTS: dict[str, str] = {
+    "compute_s": "compute",
+    "tp_comm_s": "tensor-parallel comm",
+    "pp_comm_s": "pipeline-parallel comm",
+    "dp_comm_exposed_s": "data-parallel comm (exposed)",
+    "ep_comm_s": "expert-parallel comm",
+    "bubble_s": "pipeline bubble",
+    "optimizer_s": "optimizer",
+    "failure_overhead_s": "failures and restarts",
+}
+
+
+class SnapshotMoved(RuntimeError):
+    """A new snapshot was published between finding the id and reading it."""
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _inputs(path: str, snapshot_id: int) -> RankInputs:
+    inputs = read_inputs(Path(path))
+    if inputs.snapshot.snapshot_id != snapshot_id:
+        raise SnapshotMoved(f"asked for snapshot {snapshot_id}, read {inputs.snapshot.snapshot_id}")
+    return inputs
+
+
+# a ranking of a large catalog holds its excluded rows too: keep a handful per process
+# ``as_of``: the ``as_of`` setting (prices aged at that time), or None for the clock at the time
+# the ranking is computed; part of every key, so a pinned time is never served a clock's ranking
+# ``stored``: serve the ranking the refresh stored for this very request when it is the same
+# answer (fabricscope/rank/materialised.py), else rank it live
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _ranked(
+    path: str, snapshot_id: int, request_json: str, as_of: datetime | None, stored: bool = True
+) -> RankResult:
+    request = RankRequest.model_validate_json(request_json)
+    inputs = _inputs(path, snapshot_id)
+    if stored:
+        served = materialised_result(Path(path), inputs, request, as_of)
+        if served is not None:
+            return served
+    return rank(inputs, request, as_of)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _what_if(
+    path: str, snapshot_id: int, request_json: str, as_of: datetime | None, fabric_class: str
+) -> RankResult:
+    return _ranked(path, snapshot_id, request_json, as_of, serve_stored()).what_if(fabric_class)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _shortlist(
+    path: str,
+    snapshot_id: int,
+    request_json: str,
+    as_of: datetime | None,
+    offer_keys: tuple[str, ...],
+) -> shortlisting.Shortlist:
+    result = _ranked(path, snapshot_id, request_json, as_of, serve_stored())
+    return shortlisting.from_result(result, offer_keys=list(offer_keys))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _downloads(
+    path: str,
+    snapshot_id: int,
+    request_json: str,
+    as_of: datetime | None,
+    offer_keys: tuple[str, ...],
+    notes: tuple[tuple[str, str], ...],
+) -> Downloads:
+    chosen = _shortlist(path, snapshot_id, request_json, as_of, offer_keys)
+    return downloads(chosen, dict(notes))
+
+
+def _same_snapshot(read: Callable[[], T]) -> T:
+    """``read()``; if a snapshot was published mid-read (or its inputs were evicted
+    meanwhile), start the page again on the current one."""
+    try:
+        return read()
+    except SnapshotMoved:
+        st.rerun()
+
+
+def rank_inputs(path: Path) -> RankInputs:
+    """What rankings read, from the current snapshot (cached per snapshot id)."""
+    snapshot_id = snapshot_or_setup(path).snapshot_id
+    return _same_snapshot(lambda: _inputs(str(path), snapshot_id))
+
+
+def ranked(inputs: RankInputs, path: Path, request: RankRequest) -> RankResult:
+    snapshot_id, request_json, now = inputs.snapshot.snapshot_id, request.model_dump_json(), as_of()
+    stored = serve_stored()
+    return _same_snapshot(lambda: _ranked(str(path), snapshot_id, request_json, now, stored))
+
+
+def what_if(inputs: RankInputs, path: Path, request: RankRequest, fabric_class: str) -> RankResult:
+    snapshot_id, request_json, now = inputs.snapshot.snapshot_id, request.model_dump_json(), as_of()
+    return _same_snapshot(lambda: _what_if(str(path), snapshot_id, request_json, now, fabric_class))
+
+
+def shortlist(
+    inputs: RankInputs, path: Path, request: RankRequest, offer_keys: Sequence[str]
+) -> shortlisting.Shortlist:
+    """The starred offers as a Shortlist (ShortlistError if one is not ranked)."""
+    snapshot_id, request_json, now = inputs.snapshot.snapshot_id, request.model_dump_json(), as_of()
+    keys = tuple(offer_keys)
+    return _same_snapshot(lambda: _shortlist(str(path), snapshot_id, request_json, now, keys))
+
+
+def shortlist_downloads(
+    inputs: RankInputs,
+    path: Path,
+    request: RankRequest,
+    offer_keys: Sequence[str],
+    notes: Mapping[str, str],
+) -> Downloads:
+    """CSV, XLSX and memo of the starred offers (cached: the workbook takes a moment)."""
+    snapshot_id, request_json, now = inputs.snapshot.snapshot_id, request.model_dump_json(), as_of()
+    keys, written = tuple(offer_keys), tuple(sorted(notes.items()))
+    return _same_snapshot(
+        lambda: _downloads(str(path), snapshot_id, request_json, now, keys, written)
+    )
+
+
+# ---- text for ranges
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def duration(hours: float, low: float | None = None) -> str:
+    """'42 min', '31.2 h' or '132 d'; with ``low``, a range in the unit of the larger end."""
+    if _missing(hours):
+        return "unknown"
+    if hours < 1:
+        scale, unit, digits = 60.0, "min", 0
+    elif hours < 72:
+        scale, unit, digits = 1.0, "h", 1
+    else:
+        scale, unit, digits = 1 / 24, "d", 0
+    high_text = f"{hours * scale:,.{digits}f}"
+    if low is None or _missing(low):
+        return f"{high_text} {unit}"
+    low_text = f"{low * scale:,.{digits}f}"
+    if low_text == high_text:
+        return f"{high_text} {unit}"
+    return f"{low_text}–{high_text} {unit}"
+
+
+def usd(amount: float, low: float | None = None) -> str:
+    """'$268', '$5.99M'; with ``low``, a range."""
+
+    def one(value: float) -> str:
+        if value >= 1e6:
+            return f"${value / 1e6:,.2f}M"
+        if value >= 100:
+            return f"${value:,.0f}"
+        return f"${value:,.2f}"
+
+    if _missing(amount):
+        return "unknown"
+    if low is None or _missing(low) or one(low) == one(amount):
+        return one(amount)
+    return f"{one(low)}–{one(amount)}"
+
+
+def time_text(row: Mapping[str, Any]) -> str:
+    text = duration(row["time_to_train_h"], row["time_to_train_h_low"])
+    if bool(row["fabric_range"]) and "–" not in text:
+        return f"{text} (same on any fabric)"
+    return text
+
+
+def cost_text(row: Mapping[str, Any]) -> str:
+    return usd(row["cost_usd"], row["cost_usd_low"])
+
+
+def offer_label(row: Mapping[str, Any]) -> str:
+    """One line naming a ranked offer: '#1 nebius, sold by prime_intellect · 8x H100 SXM
+    80GB, InfiniBand, bandwidth not stated · US · on_demand' (its id where it has no label)."""
+    region, seller = row.get("region"), row.get("sold_by")
+    where = "" if _missing(region) else f" · {region}"
+    who = row["provider"]
+    if not _missing(seller) and seller != who:
+        who = f"{who}, sold by {seller}"
+    what = row.get("offer_label")
+    what = row["instance_type"] if _missing(what) else what
+    return f"#{row['rank']} {who} · {what}{where} · {row['pricing_tier']}"
+
+
+# ---- tables
+
+
+def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFrame:
+    """The ranked offers as shown: ranges as text, sources and dates beside the numbers."""
+    chosen = set(starred)
+    rows = offers.to_dict("records")
+    table = pd.DataFrame(
+        {
+            "starred": offers["offer_key"].isin(chosen),
+            "rank": offers["rank"],
+            "provider": offers["provider"],
+            "offer_label": offers["offer_label"],
+            "gpu_model": offers["gpu_model"],
+            "gpus_per_node": offers["gpus_per_node"],
+            "gpus": offers["gpus"],
+            "sold_and_run_by": offers["sold_and_run_by"],
+            "time_to_train": [time_text(r) for r in rows],
+            "cost": [cost_text(r) for r in rows],
+            "verdict": offers["verdict"],
+            "fabric_estimated_as": offers["fabric_estimated_as"],
+            "price_age_days": offers["data_age_days"],
+            "multi_node": offers["multi_node"].map(_yes_no_unknown),
+            "regions": offers["regions"],
+            "pricing_tier": offers["pricing_tier"],
+            "nodes": offers["nodes"],
+            "usd_per_million_tokens": offers["usd_per_million_tokens"],
+            "mfu": offers["mfu"],
+            "transparency_score": offers["transparency_score"],
+            "price_usd_per_gpu_hour": offers["price_usd_per_gpu_hour"],
+            "price_source_url": offers["price_source_url"],
+            "price_published_by": offers["price_published_by"],
+            "price_observed_at": _dates(offers["price_observed_at"]),
+            "fabric_source_url": offers["fabric_source_url"],
+            "fabric_source_grade": offers["fabric_source_grade"],
+            # the date the fabric's source states or was read; not when our run replayed it
+            "fabric_source_date": _dates(offers["fabric_source_date"]),
+            "pareto": offers["pareto"],
+            "notes": offers["notes"],
+            "instance_type": offers["instance_type"],
+            "offer_key": offers["offer_key"],
+        }
+    )
+    return table.reset_index(drop=True)
+
+
+def providers_table(providers: pd.DataFrame) -> pd.DataFrame:
+    rows = providers.to_dict("records")
+    return pd.DataFrame(
+        {
+            "provider": providers["provider"],
+            "best_rank": providers["rank"],
+            "gpu_model": providers["gpu_model"],
+            "gpus_per_node": providers["gpus_per_node"],
+            "best_offer": providers["offer_label"],
+            "sold_and_run_by": providers["sold_and_run_by"],
+            "offers": providers["offers"],
+            "gpus": providers["gpus"],
+            "time_to_train": [time_text(r) for r in rows],
+            "cost": [cost_text(r) for r in rows],
+            "verdict": providers["verdict"],
+            "fabric_estimated_as": providers["fabric_estimated_as"],
+            "transparency_score": providers["transparency_score"],
+            "best_offer_id": providers["instance_type"],
+        }
+    )
+
+
+def step_parts(offers: pd.DataFrame, top: int) -> pd.DataFrame:
+    """Seconds per step by part for the ``top`` ranked offers (long form, for a stacked bar)."""
+    head = offers.head(top)
+    labels = [offer_label(r) for r in head.to_dict("records")]
+    frame = head[list(STEP_PARTS)].copy()
+    frame.insert(0, "offer", labels)
+    long = frame.melt(id_vars="offer", var_name="part", value_name="seconds")
+    long["part"] = long["part"].map(STEP_PARTS)
+    long["order"] = long["part"].map({name: i for i, name in enumerate(STEP_PARTS.values())})
+    return long
+
+
+def what_if_table(base: RankResult, other: RankResult) -> pd.DataFrame:
+    """Each ranked offer, its time and cost now and with the other fabric, the fabric each is
+    costed at, the change and the exposed communication (ranking.what_if_changes)."""
+    changes = what_if_changes(base, other)
+    rows = []
+    for row in changes.to_dict("records"):
+        ranked = not _missing(row["time_to_train_h_what_if"])
+        rows.append(
+            {
+                "rank": row["rank"],
+                "provider": row["provider"],
+                "offer_label": row["offer_label"],
+                "gpu_model": row["gpu_model"],
+                "gpus_now": row["gpus"],
+                "fabric_now": row["fabric_now"],
+                "fabric_what_if": row["fabric_what_if"],
+                "time_now": duration(row["time_to_train_h"], row["time_to_train_h_low"]),
+                "time_what_if": duration(
+                    row["time_to_train_h_what_if"], row["time_to_train_h_low_what_if"]
+                )
+                if ranked
+                else None,
+                "time_change": row["time_change"],
+                "cost_now": usd(row["cost_usd"], row["cost_usd_low"]),
+                "cost_what_if": usd(row["cost_usd_what_if"], row["cost_usd_low_what_if"])
+                if ranked
+                else None,
+                "cost_change_usd": row["cost_change_usd"],
+                "comm_now": row["comm_fraction_exposed"],
+                "comm_what_if": row["comm_fraction_exposed_what_if"],
+                "verdict_what_if": row["verdict_what_if"],
+                "what_if_note": row["what_if_note"],
+                "instance_type": row["instance_type"],
+                "offer_key": row["offer_key"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _yes_no_unknown(value: object) -> str:
+    return "unknown" if _missing(value) else ("yes" if value else "no")
+
+
+def _dates(column: pd.Series) -> pd.Series:
+    stamps = pd.to_datetime(column, utc=True, errors="coerce")
+    return stamps.dt.strftime("%Y-%m-%d")

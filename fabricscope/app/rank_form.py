@@ -1,0 +1,247 @@
+"""The Rank page's inputs: a preset or custom workload, GPU counts, tiers, objective and
+constraints, rendered in the sidebar and read back into a ``RankView``.
+
+Widgets are seeded from the view (the URL on a first visit, else the session) whenever the
+page is entered, so the same link gives the same inputs, and the Shortlist page's changes to
+the stars show when the user comes back. Stars are ticked in the ranked offers' grid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from fabricscope.app.view_state import (
+    FABRIC_CLASSES,
+    MAX_STARS,
+    OBJECTIVES,
+    STACK_HELP,
+    TIERS,
+    WORKLOAD_CHOICES,
+    WORKLOAD_FIELDS,
+    RankView,
+    WorkloadFields,
+    remember,
+    starred_after,
+)
+from fabricscope.model.workloads import preset, presets
+
+ANY = "(any)"
+STAR_GRID = "rk_star_grid_"
+CAPPED = "rk_stars_capped"
+NO_WHAT_IF = "(choose a fabric)"
+KEY = {
+    "preset": "rk_preset",
+    "custom": "rk_custom",
+    "gpus": "rk_gpus",
+    "tiers": "rk_tiers",
+    "objective": "rk_objective",
+    "time_weight": "rk_time_weight",
+    "gpu_models": "rk_gpu_models",
+    "regions": "rk_regions",
+    "max_budget_usd": "rk_budget",
+    "deadline_days": "rk_deadline_days",
+    "max_price_age_days": "rk_max_price_age",
+    "min_fabric": "rk_min_fabric",
+    "multi_node": "rk_multi_node",
+    "what_if": "rk_what_if",
+}
+FIELD_KEY = {name: f"rk_w_{name}" for name in WORKLOAD_FIELDS}
+
+
+def _widget_values(view: RankView) -> dict[str, Any]:
+    fields = view.custom or WorkloadFields.of(preset(view.preset))
+    values: dict[str, Any] = {
+        KEY["preset"]: view.preset,
+        KEY["custom"]: view.custom is not None,
+        KEY["gpus"]: view.gpus,
+        KEY["tiers"]: list(view.tiers),
+        KEY["objective"]: view.objective,
+        KEY["time_weight"]: view.time_weight,
+        KEY["gpu_models"]: list(view.gpu_models),
+        KEY["regions"]: list(view.regions),
+        KEY["max_budget_usd"]: view.max_budget_usd,
+        KEY["deadline_days"]: view.deadline_days,
+        KEY["max_price_age_days"]: view.max_price_age_days,
+        KEY["min_fabric"]: view.min_fabric or ANY,
+        KEY["multi_node"]: view.multi_node,
+        KEY["what_if"]: view.what_if or NO_WHAT_IF,
+    }
+    values.update({FIELD_KEY[name]: getattr(fields, name) for name in WORKLOAD_FIELDS})
+    return values
+
+
+def seed(view: RankView, force: bool) -> None:
+    """Put the view into the widgets' state: all of it when ``force``, else what is missing."""
+    for key, value in _widget_values(view).items():
+        if force or key not in st.session_state:
+            st.session_state[key] = value
+
+
+def _reset_custom_fields() -> None:
+    """A new preset brings its own shape: the custom fields start again from it."""
+    fields = WorkloadFields.of(preset(st.session_state[KEY["preset"]]))
+    for name in WORKLOAD_FIELDS:
+        st.session_state[FIELD_KEY[name]] = getattr(fields, name)
+
+
+def _options(values: Iterable[Any], keep: Iterable[str]) -> list[str]:
+    """Choices from the data, plus what the view already holds (a link may name others)."""
+    return sorted({str(v) for v in values if not pd.isna(v)} | set(keep))
+
+
+def render(view: RankView, catalog: pd.DataFrame) -> RankView:
+    """The sidebar form; returns the view its widgets now describe (stars unchanged)."""
+    bar = st.sidebar
+    bar.header("Workload")
+    names = list(presets())
+    bar.selectbox(
+        "Preset",
+        names,
+        key=KEY["preset"],
+        format_func=lambda n: f"{n}: {presets()[n].get('description', '')}",
+        on_change=_reset_custom_fields,
+    )
+    custom_on = bar.toggle("Change the model or the data", key=KEY["custom"])
+    custom = None
+    if custom_on:
+        values: dict[str, Any] = {}
+        for name, (label, kind) in WORKLOAD_FIELDS.items():
+            key = FIELD_KEY[name]
+            if kind is str:
+                values[name] = bar.selectbox(
+                    label,
+                    list(WORKLOAD_CHOICES[name]),
+                    key=key,
+                    help=STACK_HELP if name == "stack" else None,
+                )
+            elif kind is int:
+                values[name] = int(bar.number_input(label, min_value=1, step=1, key=key))
+            else:
+                values[name] = float(
+                    bar.number_input(label, min_value=0.001, format="%.3f", key=key)
+                )
+        custom = WorkloadFields(**values)
+
+    bar.header("Cluster and prices")
+    gpus = bar.text_input(
+        "GPU count",
+        key=KEY["gpus"],
+        help="A count (64), a list (8,16,64) or a range (64-512: its powers of two and both "
+        "ends); each offer keeps the count that serves the objective best.",
+    )
+    tiers = bar.multiselect("Pricing tiers", list(TIERS), key=KEY["tiers"])
+    objective = bar.radio("Rank by", list(OBJECTIVES), key=KEY["objective"], horizontal=True)
+    time_weight = view.time_weight
+    if objective == "blend":
+        time_weight = bar.slider(
+            "Weight of time (against cost)", 0.0, 1.0, step=0.05, key=KEY["time_weight"]
+        )
+
+    bar.header("Constraints")
+    gpu_models = bar.multiselect(
+        "GPU models",
+        _options(catalog.get("gpu_model", []), view.gpu_models),
+        key=KEY["gpu_models"],
+        placeholder="any",
+    )
+    regions = bar.multiselect(
+        "Regions",
+        _options(catalog.get("region", []), view.regions),
+        key=KEY["regions"],
+        placeholder="any",
+    )
+    budget = bar.number_input(
+        "Budget (USD)", min_value=0.0, value=None, step=1000.0, key=KEY["max_budget_usd"]
+    )
+    deadline = bar.number_input(
+        "Deadline (days)", min_value=0.0, value=None, step=1.0, key=KEY["deadline_days"]
+    )
+    max_age = bar.number_input(
+        "Price at most this old (days)",
+        min_value=0.0,
+        value=None,
+        step=30.0,
+        key=KEY["max_price_age_days"],
+        help="Days since the source observed the price; the recordings bundled for offline "
+        "use are months to years old.",
+    )
+    min_fabric = bar.selectbox(
+        "Fabric at least",
+        [ANY, *FABRIC_CLASSES],
+        key=KEY["min_fabric"],
+        help="An unknown fabric never meets a minimum.",
+    )
+    multi_node = bar.checkbox("Multi-node must be stated", key=KEY["multi_node"])
+    return replace(
+        view,
+        preset=st.session_state[KEY["preset"]],
+        custom=custom,
+        gpus=gpus,
+        tiers=tuple(tiers),
+        objective=objective,
+        time_weight=float(time_weight),
+        gpu_models=tuple(gpu_models),
+        regions=tuple(regions),
+        max_budget_usd=budget or None,
+        deadline_days=deadline or None,
+        max_price_age_days=max_age or None,
+        min_fabric=None if min_fabric == ANY else min_fabric,
+        multi_node=bool(multi_node),
+    )
+
+
+def what_if_choice() -> str | None:
+    choice = st.selectbox(
+        "Estimate every multi-node offer as if its fabric were",
+        [NO_WHAT_IF, *FABRIC_CLASSES],
+        key=KEY["what_if"],
+    )
+    return None if choice == NO_WHAT_IF else choice
+
+
+def star_grid(
+    table: pd.DataFrame, view: RankView, column_config: dict[str, Any], reseed: bool
+) -> RankView:
+    """The ranked offers as a grid whose row boxes are the stars; returns the view with the
+    stars its ticks describe (``view_state.starred_after``: stars of offers not in this
+    ranking stay, at most ``MAX_STARS``).
+
+    The grid's key names the ranking it shows (its offers in order), so a tick never lands on
+    another ranking's row. Its ticks are set from the view when the grid is new, when the
+    page is entered (``reseed``: the Shortlist may have removed stars) and after the cap
+    left ticks out."""
+    shown = [str(key) for key in table["offer_key"]]
+    key = STAR_GRID + hashlib.sha1("\n".join(shown).encode()).hexdigest()[:12]
+    capped = st.session_state.pop(CAPPED, 0)
+    if reseed or capped or key not in st.session_state:
+        rows = {offer: i for i, offer in enumerate(shown)}
+        ticked = [rows[offer] for offer in view.starred if offer in rows]
+        st.session_state[key] = {"selection": {"rows": ticked}}
+    if capped:
+        st.warning(
+            f"A shortlist holds at most {MAX_STARS} offers: {capped:,} more ticked were not "
+            "starred."
+        )
+    event = st.dataframe(
+        table,
+        key=key,
+        on_select="rerun",
+        selection_mode="multi-row",
+        hide_index=True,
+        width="stretch",
+        column_config=column_config,
+    )
+    stars, left_out = starred_after(view.starred, shown, [shown[i] for i in event.selection.rows])
+    starred = replace(view, starred=stars)
+    if left_out:
+        # the grid shows more ticks than stars: tick it again from the stars, and say why
+        st.session_state[CAPPED] = left_out
+        remember(starred)
+        st.rerun()
+    return starred

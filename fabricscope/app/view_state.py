@@ -1,0 +1,396 @@
+"""The state that defines a ranking view, and its round trip through the URL.
+
+A ``RankView`` is everything a colleague needs to see the same result: the workload (a preset,
+or a few fields changed over one), the GPU counts, tiers, objective, constraints, the fabric
+"what if" and the starred offers. It lives in ``st.query_params`` (only values that differ from
+the defaults, so a plain URL stays short) and in session state (query parameters are per page;
+the session carries the view from the Rank page to the Shortlist page).
+
+Pure functions of plain data, except the three at the bottom that touch ``st.session_state``
+and ``st.query_params``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import ValidationError
+
+from fabricscope.model.workload import Precision, Stack, Workload
+from fabricscope.model.workloads import WorkloadError, parse_workload, preset, presets
+from fabricscope.rank.ranking import FABRIC_ORDER, RankingError, RankRequest, parse_gpu_counts
+from fabricscope.warehouse.models import PricingTier
+
+# A job a buyer recognises whose best offers finish in about two weeks: GPT-3 175B (300B
+# tokens) on 512 GPUs, 64 nodes, where the fabric decides part of the answer. The Llama 3
+# presets train on 15T tokens: months to years at any count a catalog sells (docs/APP.md).
+DEFAULT_PRESET = "gpt3-175b"
+DEFAULT_GPUS = "512"
+# a shortlist is read side by side; more stars than this are a list, and flood the URL
+MAX_STARS = 20
+OBJECTIVES = ("cost", "time", "blend")
+TIERS = tuple(t.value for t in PricingTier)
+# classes a "what if" or a minimum can name ("none" carries no multi-node job)
+FABRIC_CLASSES = tuple(c for c in sorted(FABRIC_ORDER, key=FABRIC_ORDER.__getitem__) if c != "none")
+
+# One query parameter per field; lists are repeated parameters (offer keys hold commas).
+PARAMS = {
+    "preset": "preset",
+    "gpus": "gpus",
+    "tiers": "tier",
+    "objective": "objective",
+    "time_weight": "tw",
+    "gpu_models": "gpu",
+    "regions": "region",
+    "max_budget_usd": "budget",
+    "deadline_days": "deadline_days",
+    "max_price_age_days": "max_price_age",
+    "min_fabric": "min_fabric",
+    "multi_node": "multi_node",
+    "what_if": "what_if",
+    "starred": "star",
+}
+CUSTOM_FLAG = "custom"
+CUSTOM_PREFIX = "w_"
+
+
+class InputError(ValueError):
+    """Inputs that do not make a ranking request; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class WorkloadFields:
+    """The workload fields the app lets a user change over a preset (units in the names)."""
+
+    params_billion: float
+    layers: int
+    hidden_size: int
+    heads: int
+    seq_len: int
+    tokens_billion: float
+    batch_sequences: int
+    precision: str
+    stack: str = Stack.MEGATRON.value
+
+    @classmethod
+    def of(cls, workload: Workload) -> WorkloadFields:
+        return cls(
+            params_billion=round(workload.total_params / 1e9, 3),
+            layers=workload.layers,
+            hidden_size=workload.hidden_size,
+            heads=workload.heads,
+            seq_len=workload.seq_len,
+            tokens_billion=workload.tokens / 1e9,
+            batch_sequences=workload.batch_sequences,
+            precision=workload.precision.value,
+            stack=workload.stack.value,
+        )
+
+
+# field name -> (label, type) for the custom-workload form and its URL parameters
+WORKLOAD_FIELDS: dict[str, tuple[str, type]] = {
+    "params_billion": ("Parameters (billions)", float),
+    "layers": ("Layers", int),
+    "hidden_size": ("Hidden size", int),
+    "heads": ("Attention heads", int),
+    "seq_len": ("Sequence length (tokens)", int),
+    "tokens_billion": ("Training tokens (billions)", float),
+    "batch_sequences": ("Global batch (sequences)", int),
+    "precision": ("Precision", str),
+    "stack": ("Training software", str),
+}
+# the values a text field may take (the app offers them as a choice)
+WORKLOAD_CHOICES: dict[str, tuple[str, ...]] = {
+    "precision": tuple(p.value for p in Precision),
+    "stack": tuple(s.value for s in Stack),
+}
+STACK_HELP = (
+    "megatron: Megatron-Core, NeMo (what the model's constants were fitted on); fsdp: PyTorch "
+    "FSDP with compiled or fused kernels (torchtitan, llm-foundry), no measured difference; "
+    "eager: FSDP without torch.compile or a Hugging Face Trainer loop, at torchtitan's measured "
+    "86% of compiled (docs/MODEL.md)"
+)
+
+
+@dataclass(frozen=True)
+class RankView:
+    preset: str = DEFAULT_PRESET
+    custom: WorkloadFields | None = None
+    gpus: str = DEFAULT_GPUS
+    tiers: tuple[str, ...] = ("on_demand",)
+    objective: str = "cost"
+    time_weight: float = 0.5
+    gpu_models: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    max_budget_usd: float | None = None
+    deadline_days: float | None = None
+    max_price_age_days: float | None = None
+    min_fabric: str | None = None
+    multi_node: bool = False
+    what_if: str | None = None
+    starred: tuple[str, ...] = ()
+
+    def request_part(self) -> RankView:
+        """The view without what only changes the display (what-if, stars)."""
+        return replace(self, what_if=None, starred=())
+
+
+# ---- workload and request
+
+
+def workload_of(view: RankView) -> Workload:
+    """The preset, or the preset with the custom fields over it; InputError if invalid."""
+    try:
+        base = preset(view.preset)
+    except WorkloadError as exc:
+        raise InputError(str(exc)) from None
+    if view.custom is None:
+        return base
+    custom = view.custom
+    spec = base.model_dump()
+    spec.update(
+        name=f"custom ({base.name})",
+        params_billion=custom.params_billion,
+        layers=custom.layers,
+        hidden_size=custom.hidden_size,
+        heads=custom.heads,
+        seq_len=custom.seq_len,
+        tokens=custom.tokens_billion * 1e9,
+        global_batch_size=custom.batch_sequences,
+        global_batch_tokens=None,
+        precision=custom.precision,
+        stack=custom.stack,
+    )
+    # the preset's derived totals no longer hold once the shape changed
+    if spec.get("active_params_billion") and (
+        custom.params_billion != round(base.total_params / 1e9, 3)
+    ):
+        spec["active_params_billion"] = None
+    if spec.get("kv_heads") and custom.heads % spec["kv_heads"]:
+        spec["kv_heads"] = None
+    if spec.get("ffn_size") and custom.hidden_size != base.hidden_size:
+        spec["ffn_size"] = round(spec["ffn_size"] * custom.hidden_size / base.hidden_size)
+    try:
+        return parse_workload(spec, "custom workload")
+    except WorkloadError as exc:
+        raise InputError(str(exc)) from None
+
+
+def request_of(view: RankView) -> RankRequest:
+    """The ranking request the view describes; InputError naming the input at fault."""
+    workload = workload_of(view)
+    if not view.tiers:
+        raise InputError("pick at least one pricing tier")
+    try:
+        counts = parse_gpu_counts(view.gpus)
+    except RankingError as exc:
+        raise InputError(str(exc).replace("--gpus", "GPU count")) from None
+    try:
+        return RankRequest(
+            workload=workload,
+            gpu_counts=counts,
+            tiers=tuple(PricingTier(t) for t in view.tiers),
+            gpu_models=view.gpu_models or None,
+            regions=view.regions or None,
+            max_budget_usd=view.max_budget_usd or None,
+            deadline_hours=view.deadline_days * 24 if view.deadline_days else None,
+            max_price_age_days=view.max_price_age_days or None,
+            min_fabric_class=view.min_fabric,
+            multi_node_required=view.multi_node,
+            objective=view.objective,  # type: ignore[arg-type]
+            time_weight=view.time_weight,
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"]) or "request"
+        raise InputError(f"{where}: {error['msg']}") from None
+    except ValueError as exc:  # a GPU name the catalog does not know
+        raise InputError(str(exc)) from None
+
+
+# ---- URL round trip
+
+ParamValue = str | list[str]
+
+
+def to_query_params(view: RankView) -> dict[str, ParamValue]:
+    """Only the values that differ from the defaults, as strings or repeated strings."""
+    default = RankView()
+    params: dict[str, ParamValue] = {}
+    for name, key in PARAMS.items():
+        value = getattr(view, name)
+        if value == getattr(default, name):
+            continue
+        if isinstance(value, tuple):
+            params[key] = list(value)
+        elif isinstance(value, bool):
+            params[key] = "1"
+        elif isinstance(value, float):
+            params[key] = f"{value:g}"
+        else:
+            params[key] = str(value)
+    if view.custom is not None:
+        params[CUSTOM_FLAG] = "1"
+        for name in WORKLOAD_FIELDS:
+            value = getattr(view.custom, name)
+            params[CUSTOM_PREFIX + name] = f"{value:g}" if isinstance(value, float) else str(value)
+    return params
+
+
+def _one(params: Mapping[str, Sequence[str]], key: str) -> str | None:
+    values = params.get(key) or []
+    return values[-1] if values else None
+
+
+def _number(text: str, kind: type, key: str) -> Any:
+    try:
+        value = kind(float(text)) if kind is int else kind(text)
+    except ValueError:
+        raise InputError(f"{key}={text!r} is not a number") from None
+    if kind is float and not math.isfinite(value):
+        raise InputError(f"{key}={text!r} is not a finite number")
+    return value
+
+
+def from_query_params(params: Mapping[str, Sequence[str]]) -> tuple[RankView, list[str]]:
+    """The view a URL describes (every parameter as a list of its values), and what was ignored.
+
+    A parameter that cannot be read is left at its default and named in the second value, so
+    a mistyped link still opens, and says what it could not restore.
+    """
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+
+    def read(name: str, key: str) -> None:
+        raw = list(params.get(key) or [])
+        if not raw:
+            return
+        try:
+            values[name] = _field_value(name, raw, key)
+        except InputError as exc:
+            problems.append(str(exc))
+
+    for name, key in PARAMS.items():
+        read(name, key)
+    stars = values.get("starred", ())
+    if len(stars) > MAX_STARS:
+        problems.append(
+            f"{PARAMS['starred']}: {len(stars)} offers starred, a shortlist holds at most "
+            f"{MAX_STARS}; the first {MAX_STARS} are kept"
+        )
+        values["starred"] = stars[:MAX_STARS]
+    view = RankView(**values)
+    if _one(params, CUSTOM_FLAG) == "1":
+        try:
+            view = replace(view, custom=_custom_fields(view, params))
+        except InputError as exc:
+            problems.append(f"custom workload: {exc}")
+    return view, problems
+
+
+def _field_value(name: str, raw: list[str], key: str) -> Any:
+    last = raw[-1]
+    if name == "preset":
+        if last not in presets():
+            raise InputError(f"{key}={last!r} is not a preset")
+        return last
+    if name == "tiers":
+        unknown = [t for t in raw if t not in TIERS]
+        if unknown:
+            raise InputError(f"{key}: unknown pricing tier(s) {', '.join(unknown)}")
+        return tuple(dict.fromkeys(raw))
+    if name in ("gpu_models", "regions", "starred"):
+        return tuple(dict.fromkeys(raw))
+    if name == "objective":
+        if last not in OBJECTIVES:
+            raise InputError(f"{key}={last!r}: the objective is one of {', '.join(OBJECTIVES)}")
+        return last
+    if name in ("min_fabric", "what_if"):
+        if last not in FABRIC_CLASSES:
+            raise InputError(f"{key}={last!r} is not a fabric class")
+        return last
+    if name == "multi_node":
+        return last in ("1", "true", "yes")
+    if name == "time_weight":
+        weight = _number(last, float, key)
+        if not 0 <= weight <= 1:
+            raise InputError(f"{key}={last!r}: the time weight lies between 0 and 1")
+        return weight
+    if name in ("max_budget_usd", "deadline_days", "max_price_age_days"):
+        number = _number(last, float, key)
+        if number <= 0:
+            raise InputError(f"{key}={last!r} must be positive")
+        return number
+    return last  # gpus: checked when the request is built, with the message it deserves
+
+
+def _custom_fields(view: RankView, params: Mapping[str, Sequence[str]]) -> WorkloadFields:
+    base = WorkloadFields.of(preset(view.preset))
+    out: dict[str, Any] = {}
+    for name, (_, kind) in WORKLOAD_FIELDS.items():
+        text = _one(params, CUSTOM_PREFIX + name)
+        if text is None:
+            out[name] = getattr(base, name)
+        elif kind is str:
+            choices = WORKLOAD_CHOICES[name]
+            if text not in choices:
+                raise InputError(f"{name} {text!r} is not one of {', '.join(choices)}")
+            out[name] = text
+        else:
+            out[name] = _number(text, kind, CUSTOM_PREFIX + name)
+    return WorkloadFields(**out)
+
+
+def starred_after(
+    starred: Sequence[str], shown: Sequence[str], selected: Iterable[str]
+) -> tuple[tuple[str, ...], int]:
+    """The stars once the grid showing ``shown`` (in rank order) has ``selected`` ticked: stars
+    outside the grid stay, the grid's own follow its ticks (new ones in rank order), at most
+    ``MAX_STARS``; and how many ticks that cap left out."""
+    on_grid, ticked = set(shown), set(selected)
+    kept = [key for key in starred if key not in on_grid or key in ticked]
+    added = [key for key in shown if key in ticked and key not in set(starred)]
+    stars = [*kept, *added]
+    return tuple(stars[:MAX_STARS]), max(len(stars) - MAX_STARS, 0)
+
+
+# ---- session and URL (the only Streamlit-facing part)
+
+SESSION_KEY = "rank_view"
+PAGE_KEY = "rank_view_page"
+
+
+def current_view() -> tuple[RankView, list[str]]:
+    """The session's view; on the first run of a session, the one the URL describes."""
+    import streamlit as st
+
+    if SESSION_KEY not in st.session_state:
+        params = {key: st.query_params.get_all(key) for key in st.query_params}
+        view, problems = from_query_params(params)
+        st.session_state[SESSION_KEY] = view
+        return view, problems
+    return st.session_state[SESSION_KEY], []
+
+
+def remember(view: RankView) -> None:
+    """Keep the view for this session and write it into the URL (when it changed)."""
+    import streamlit as st
+
+    st.session_state[SESSION_KEY] = view
+    wanted = to_query_params(view)
+    current = {key: st.query_params.get_all(key) for key in st.query_params}
+    normalised = {k: v if isinstance(v, list) else [v] for k, v in wanted.items()}
+    if current != normalised:
+        st.query_params.from_dict(wanted)
+
+
+def entering(page: str) -> bool:
+    """True on the first run of ``page`` since another page ran (widgets re-seed then)."""
+    import streamlit as st
+
+    first = st.session_state.get(PAGE_KEY) != page
+    st.session_state[PAGE_KEY] = page
+    return first

@@ -1,0 +1,1419 @@
+"""``fabricscope``: one command line for the warehouse, the model and the app.
+
+Errors a user can fix print one line on stderr and exit non-zero; no tracebacks.
+Exit codes: 0 ok, 1 refused or failed (a query, a publish), 2 bad usage or config.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+# Everything heavier than typer and rich (pandas, numpy, duckdb, the model, the warehouse) is
+# imported inside the command that needs it: `fabricscope --help` and `estimate` start in a
+# fraction of the time (bench/bench_cli.py measures it).
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from fabricscope.config import Settings
+    from fabricscope.model import scaling
+    from fabricscope.model.workload import Recompute, Workload
+    from fabricscope.ops.refresh import SourceOutcome
+    from fabricscope.rank import ranking
+
+app = typer.Typer(
+    name="fabricscope",
+    help="Compare GPU clouds by time-to-train and cost for your workload, fabric included.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+# Control characters other than newline and tab, shown as \x.. escapes: data (a scraped name,
+# a query result) must never drive the terminal (colours, cursor moves, a cleared screen).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _clean(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+# A column's name as printed: a header is a name, not data (a 1 MB SQL expression names its
+# column with itself); cut with a mark as the console cuts long cells.
+MAX_HEADER_CHARS = 200
+# An error line's length: a message that quotes the input (a 5,000-digit number) stays a line.
+MAX_ERROR_CHARS = 500
+
+
+def _cut(text: str, limit: int) -> str:
+    return (
+        text if len(text) <= limit else f"{text[:limit]}... [{len(text) - limit:,} more characters]"
+    )
+
+
+def _header(name: Any) -> str:
+    return _clean(_cut(str(name), MAX_HEADER_CHARS))
+
+
+def _escaped(value: Any) -> Any:
+    """A value for csv or json: text with its control characters escaped, others as they are."""
+    return _clean(value) if isinstance(value, str) else value
+
+
+def _finite(param: typer.CallbackParam, value: float | None) -> float | None:
+    """A float option's check: inf and nan parse as floats but are no deadline, price or
+    weight (an infinite deadline was read as none)."""
+    if value is not None and not math.isfinite(value):
+        raise UserError(f"{param.opts[0]} must be a finite number (got {value})", code=2)
+    return value
+
+
+class _PlainConsole(Console):
+    """A console that prints text as it is: no Rich markup ("[/x]" in data is text, never a
+    tag), no emoji codes or highlighting, and control characters escaped."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, emoji=False, highlight=False, **kwargs)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(_clean(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+# piped output is 200 columns wide unless COLUMNS says otherwise, so a file or grep sees whole rows
+_WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
+out = _PlainConsole(soft_wrap=True, width=_WIDTH)
+err = _PlainConsole(stderr=True, soft_wrap=True)
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+
+
+WarehouseOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--warehouse",
+        # no square brackets: help text is Rich markup, where they would be read as a tag
+        help="The warehouse file (env FABRICSCOPE_WAREHOUSE; default data/warehouse.duckdb).",
+        show_default=False,
+    ),
+]
+FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="How to print results.")]
+
+
+class UserError(Exception):
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _settings(warehouse: Path | None) -> Settings:
+    from fabricscope.config import load_settings
+
+    return load_settings(warehouse=warehouse)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, float) and value != value:  # NaN -> null
+        return None
+    return value
+
+
+# What a table shows where a value is unknown (missing in the data, or not a number).
+UNKNOWN = "—"
+# A cell made of a number's characters only ("9,345,912–9,354,518", "47%", "2.118") or a date
+# and time: such a column is right-aligned and never wrapped, so no number is cut in two.
+_NUMBER_CELL = re.compile(r"[-+]?[$\d][\d,.%$–-]*|\d{4}-\d\d-\d\d([T ][\d:.]+([+-][\d:]+)?)?")
+
+
+# A table's columns are COLUMN_GAP apart; a text column keeps TEXT_MIN_WIDTH characters (or its
+# widest cell, if narrower) before optional columns are left out to make room.
+COLUMN_GAP = 2
+TEXT_MIN_WIDTH = 12
+
+
+def _missing(value: Any) -> bool:
+    """None, NaN or NaT (the only values unequal to themselves)."""
+    return value is None or (value != value) is True
+
+
+def _cell(value: Any) -> str:
+    return UNKNOWN if _missing(value) else _clean(str(_jsonable(value)))
+
+
+def _is_number_column(cells: Sequence[str]) -> bool:
+    known = [cell for cell in cells if cell != UNKNOWN]
+    return bool(known) and all(_NUMBER_CELL.fullmatch(cell) for cell in known)
+
+
+def print_rows(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    fmt: OutputFormat,
+    title: str | None = None,
+    notes: Sequence[str] = (),
+    optional: Sequence[str] = (),
+) -> None:
+    """Rows as JSON, CSV or a table. A table only: ``notes`` are lines under it, and the
+    ``optional`` columns (in the order to drop them) are left out, and named in a note, while
+    the table is wider than the terminal, so that numbers stay whole and text has room."""
+    if fmt is OutputFormat.JSON:
+        names = [_header(c) for c in columns]
+        records = [
+            {c: _escaped(_jsonable(v)) for c, v in zip(names, row, strict=True)} for row in rows
+        ]
+        sys.stdout.write(json.dumps(records, indent=2, default=str) + "\n")
+    elif fmt is OutputFormat.CSV:
+        writer = csv.writer(sys.stdout)
+        writer.writerow([_header(c) for c in columns])
+        writer.writerows(
+            [["" if v is None else _escaped(_jsonable(v)) for v in row] for row in rows]
+        )
+    else:
+        _print_table(columns, [[_cell(v) for v in row] for row in rows], title, notes, optional)
+
+
+def _widest(columns: Sequence[str], cells: list[list[str]], index: int) -> int:
+    return max([len(_header(columns[index]))] + [len(row[index]) for row in cells])
+
+
+def _print_table(
+    columns: Sequence[str],
+    cells: list[list[str]],
+    title: str | None,
+    notes: Sequence[str],
+    optional: Sequence[str],
+) -> None:
+    number = [_is_number_column([row[i] for row in cells]) for i in range(len(columns))]
+
+    def least(i: int) -> int:  # a number column's whole width; text folds down to a minimum
+        widest = _widest(columns, cells, i)
+        return widest if number[i] else min(widest, TEXT_MIN_WIDTH)
+
+    shown = list(range(len(columns)))
+    left_out = []
+    for name in optional:
+        if sum(least(i) + COLUMN_GAP for i in shown) <= out.width:
+            break
+        shown.remove(columns.index(name))
+        left_out.append(name)
+    if left_out:
+        notes = [
+            *notes,
+            f"left out at {out.width} columns: {', '.join(left_out)} (shown in a wider "
+            "terminal; --format csv has every field)",
+        ]
+    # cells and titles as Text: data is never read as markup, its control characters escaped
+    table = Table(
+        title=Text(_clean(title)) if title else None,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        # a blank line between rows when text folds, so each row reads as one
+        show_lines=sum(_widest(columns, cells, i) + COLUMN_GAP for i in shown) > out.width,
+        padding=(0, COLUMN_GAP - 1, 0, 0),
+    )
+    for i in shown:
+        table.add_column(
+            Text(_header(columns[i])),
+            justify="right" if number[i] else "left",
+            no_wrap=number[i],
+            overflow="fold",
+        )
+    for row in cells:
+        table.add_row(*[Text(row[i]) for i in shown])
+    out.print(table)
+    for note in notes:  # wrapped at word boundaries to the terminal
+        out.print(Text(_clean(note)), soft_wrap=False)
+
+
+@app.command()
+def init(warehouse: WarehouseOption = None) -> None:
+    """Create or migrate the warehouse and load the reference data."""
+    from fabricscope.ops import refresh as refreshing
+
+    settings = _settings(warehouse)
+    settings.require_writable()
+    result = refreshing.ensure_warehouse(settings.warehouse)
+    for note in result.notes:
+        err.print(note)
+    if result.snapshot is not None:
+        out.print(
+            f"warehouse {settings.warehouse}: snapshot {result.snapshot.snapshot_id} "
+            f"({result.snapshot.snapshot_hash[:12]})"
+        )
+
+
+@app.command()
+def status(
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+    check: Annotated[
+        bool, typer.Option("--verify", help="Recompute every content hash from the rows.")
+    ] = False,
+) -> None:
+    """Show the snapshot and the freshness of every source."""
+    from fabricscope.ops.status import coverage, freshness_report
+    from fabricscope.warehouse.db import verify
+
+    settings = _settings(warehouse)
+    report = freshness_report(
+        settings.warehouse, settings.stale_after_hours, settings.stale_thresholds
+    )
+    if fmt is OutputFormat.TABLE:
+        snap = report.snapshot
+        out.print(
+            f"snapshot {snap.snapshot_id} published {snap.published_at:%Y-%m-%d %H:%M} UTC "
+            f"({snap.snapshot_hash[:12]}); stale after {settings.stale_after_hours:g} h"
+        )
+        if report.frame.empty:
+            out.print("no source has run yet: the warehouse holds reference data only")
+    frame = report.frame
+    print_rows(
+        list(frame.columns), list(frame.itertuples(index=False, name=None)), fmt, title="sources"
+    )
+    if fmt is OutputFormat.TABLE and not report.frame.empty:
+        covered = coverage(settings.warehouse)
+        figures = covered.figures
+        out.print(
+            f"coverage: {figures['offers_gpu_identified']} of {figures['offers']} offers have an "
+            f"identified GPU ({_share(figures['share_gpu_identified'])}); "
+            f"{figures['cluster_offers_with_fabric']} of {figures['cluster_offers']} offers that "
+            "could form a cluster (8+ GPUs or stated multi-node) have a fabric class "
+            f"({_share(figures['share_cluster_offers_with_fabric'])}); "
+            f"{figures['providers_with_offers']} providers with offers"
+        )
+        gaps = covered.gaps
+        if not gaps.empty:
+            print_rows(
+                list(gaps.columns),
+                list(gaps.itertuples(index=False, name=None)),
+                fmt,
+                title="cluster-capable offers without a fabric class, and why",
+            )
+    if check:
+        verdict = verify(settings.warehouse)
+        if not verdict.ok:
+            raise UserError(
+                "verification failed: "
+                + (
+                    f"runs {', '.join(verdict.mismatched_runs)} changed; "
+                    if verdict.mismatched_runs
+                    else ""
+                )
+                + f"snapshot hash {verdict.recomputed_hash[:12]} != recorded "
+                f"{verdict.snapshot.snapshot_hash[:12]}"
+            )
+        err.print(f"verified: content matches snapshot hash {verdict.recomputed_hash[:12]}")
+    if report.stale_sources:
+        err.print(f"stale: {', '.join(report.stale_sources)}")
+
+
+# a person's query, not a data file: anything longer is refused before it is parsed
+MAX_QUERY_BYTES = 1_000_000
+
+
+@app.command()
+def sql(
+    query: Annotated[
+        str | None,
+        typer.Argument(help="One read-only SQL query; '-' reads it from standard input."),
+    ] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", help="Read the query from this file.")
+    ] = None,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Run a read-only SQL query against the warehouse (same limits as the app).
+
+    A query starting with '--' (a comment) comes from --file or standard input, or after a
+    lone '--' that follows every option: fabricscope sql --format csv -- "-- note ...".
+    """
+    from fabricscope.warehouse.query import QueryFailed, QueryRefused, run_user_query
+
+    settings = _settings(warehouse)
+    if (query is None) == (file is None):
+        raise UserError("give one query: as an argument, '-' for standard input, or --file", 2)
+    if file is not None:
+        query = _query_file(file)
+    elif query == "-":
+        query = sys.stdin.read(MAX_QUERY_BYTES + 1)
+        if len(query) > MAX_QUERY_BYTES:
+            raise UserError(f"a query is at most {MAX_QUERY_BYTES:,} characters", code=2)
+    assert query is not None
+    try:
+        result = run_user_query(settings.warehouse, query, settings.query_limits)
+    except QueryRefused as exc:
+        raise UserError(f"refused: {exc}") from None
+    except QueryFailed as exc:
+        raise UserError(f"query failed: {exc}") from None
+    print_rows(result.columns, result.rows, fmt)
+    if result.truncated:
+        err.print(f"showing the first {len(result.rows)} rows (row cap); add a LIMIT or filter")
+
+
+def _query_file(file: Path) -> str:
+    """A query file's text, read at most one byte past the cap: a device (/dev/zero), a
+    folder or a huge file is said to be what it is, never read whole."""
+    if not file.exists():
+        raise UserError(f"no such file: {file}", code=2)
+    if not file.is_file():
+        raise UserError(f"{file}: not a regular file (a folder or a device); give a .sql file", 2)
+    try:
+        with file.open("rb") as handle:
+            data = handle.read(MAX_QUERY_BYTES + 1)
+    except OSError as exc:
+        raise UserError(f"cannot read {file}: {exc.strerror}", code=2) from None
+    if len(data) > MAX_QUERY_BYTES:
+        raise UserError(f"{file}: a query file is at most {MAX_QUERY_BYTES:,} bytes", 2)
+    if b"\0" in data:
+        raise UserError(f"{file}: not a text file (it holds NUL bytes); give a .sql file", 2)
+    return data.decode("utf-8", errors="replace")
+
+
+@app.command()
+def export(
+    parquet: Annotated[
+        Path | None, typer.Option("--parquet", help="Write Parquet files into this folder.")
+    ] = None,
+    view: Annotated[
+        list[str] | None,
+        typer.Option("--view", help="Export only this view or table (repeatable)."),
+    ] = None,
+    shortlist: Annotated[
+        bool,
+        typer.Option(
+            "--shortlist",
+            help="Write PREFIX.csv, PREFIX.xlsx and PREFIX.md for a workload's best offers.",
+        ),
+    ] = False,
+    workload: Annotated[
+        str | None, typer.Option("--workload", "-w", help="--shortlist: a preset or file.")
+    ] = None,
+    gpus: Annotated[str | None, typer.Option(help="--shortlist: GPU count or range.")] = None,
+    top: Annotated[int | None, typer.Option(help="--shortlist: the first K offers.")] = None,
+    offer: Annotated[
+        list[str] | None,
+        typer.Option("--offer", help="--shortlist: an offer key to keep (repeatable)."),
+    ] = None,
+    tier: Annotated[
+        list[str] | None, typer.Option("--tier", help="--shortlist: pricing tier (repeatable).")
+    ] = None,
+    objective: Annotated[str, typer.Option(help="--shortlist: cost, time or blend.")] = "cost",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="--shortlist: the files' prefix.")
+    ] = None,
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Export the current snapshot (or some views of it) to Parquet, or a shortlist."""
+    settings = _settings(warehouse)
+    if shortlist:
+        _export_shortlist(settings, workload, gpus, top, offer, tier, objective, output)
+        return
+    if parquet is None:
+        raise UserError("say what to export: --parquet DIR or --shortlist", code=2)
+    from fabricscope.warehouse.export import export_parquet
+
+    result = export_parquet(settings.warehouse, parquet, view)
+    for relation, rows in sorted(result.files.items()):
+        out.print(f"{relation}.parquet: {rows} rows")
+    out.print(f"snapshot {result.snapshot.snapshot_id} exported to {result.directory}")
+
+
+def _rank_request(workload: str, gpus: str, **fields: Any) -> ranking.RankRequest:
+    """A ranking request from command-line values; bad input is one line and exit 2."""
+    from pydantic import ValidationError
+
+    from fabricscope.model.hardware import HardwareError
+    from fabricscope.model.workloads import WorkloadError, load_workload
+    from fabricscope.rank import ranking
+
+    try:
+        return ranking.RankRequest(
+            workload=load_workload(workload), gpu_counts=ranking.parse_gpu_counts(gpus), **fields
+        )
+    except (WorkloadError, ranking.RankingError, HardwareError) as exc:
+        raise UserError(str(exc), code=2) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "request"
+        raise UserError(f"invalid rank request: {where}: {first['msg']}", code=2) from None
+
+
+def _require_warehouse(settings: Settings) -> None:
+    if not settings.warehouse.exists():
+        raise UserError(
+            f"no warehouse at {settings.warehouse}: build it with `fabricscope init` "
+            "(or `make app`)"
+        )
+
+
+def _export_shortlist(
+    settings: Settings,
+    workload: str | None,
+    gpus: str | None,
+    top: int | None,
+    offers: list[str] | None,
+    tiers: list[str] | None,
+    objective: str,
+    output: Path | None,
+) -> None:
+    if not workload or not gpus or output is None:
+        raise UserError("--shortlist needs --workload, --gpus and --output PREFIX", code=2)
+    if (top is None) == (not offers):
+        raise UserError("--shortlist needs either --top K or --offer KEY (repeatable)", code=2)
+    from fabricscope.procurement import shortlist as shortlisting
+
+    tiers = list(tiers or ["on_demand"])
+    request = _rank_request(workload, gpus, tiers=tuple(tiers), objective=objective)
+    _require_warehouse(settings)
+    try:
+        picked = shortlisting.build(settings.warehouse, request, top, offers, settings.as_of)
+    except shortlisting.ShortlistError as exc:
+        raise UserError(str(exc), code=2) from None
+    try:
+        written = shortlisting.write(picked, output)
+    except OSError as exc:  # each file is whole or absent: nothing half-written stays
+        raise UserError(
+            f"cannot write the shortlist to {output}: {exc.strerror or exc}; choose a folder "
+            "you can write to (--output)"
+        ) from None
+    for path in written:
+        out.print(f"{path}")
+    out.print(f"{len(picked.rows)} offers from snapshot {picked.snapshot_id}")
+
+
+@app.command()
+def schedule(
+    once: Annotated[
+        bool, typer.Option("--once", help="Run every due job once and exit (cron, CI).")
+    ] = False,
+    offline: Annotated[
+        bool | None,
+        typer.Option("--offline/--live", help="Every job replays recorded fixtures."),
+    ] = None,
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Keep every source fresh: one job per source on its schedule (docs/OPERATIONS.md).
+
+    Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or all due jobs ok; 1 another scheduler
+    is running, or every due job failed; 2 invalid configuration; 3 some due jobs failed.
+    """
+    from fabricscope.ops import schedule as scheduling
+
+    settings = _settings(warehouse)
+    settings.require_writable()
+    replay = settings.offline if offline is None else offline
+    try:
+        code = scheduling.run_once(settings, replay) if once else scheduling.serve(settings, replay)
+    except scheduling.ScheduleBusy as exc:
+        raise UserError(str(exc), code=1) from None  # refused: another writer runs
+    except scheduling.ScheduleError as exc:
+        raise UserError(str(exc), code=2) from None
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def refresh(
+    source: Annotated[
+        list[str] | None, typer.Option("--source", "-s", help="Only this source (repeatable).")
+    ] = None,
+    offline: Annotated[
+        bool | None,
+        typer.Option("--offline/--live", help="Replay recorded responses from fixtures/."),
+    ] = None,
+    record: Annotated[
+        bool, typer.Option("--record", help="Save live responses as fixtures.")
+    ] = False,
+    if_empty: Annotated[
+        bool, typer.Option("--if-empty", help="Do nothing if any source already has data.")
+    ] = False,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Crawl sources and publish each one's run; exit 0 if all succeeded, 3 if some did."""
+    from fabricscope.ops import refresh as refreshing
+
+    settings = _settings(warehouse)
+    settings.require_writable()
+    use_replay = settings.offline if offline is None else offline
+    if record and use_replay:
+        raise UserError("--record needs the network: drop --offline", code=2)
+    if if_empty and refreshing.has_good_runs(settings.warehouse):
+        err.print(f"{settings.warehouse} already holds data; nothing to do (--if-empty)")
+        return
+    try:
+        outcomes = _refresh_with_progress(settings, source or [], use_replay, record)
+    except refreshing.RefreshBusy as exc:
+        raise UserError(str(exc), code=1) from None  # refused: nothing was done
+    except refreshing.RefreshError as exc:
+        raise UserError(str(exc), code=2) from None
+    rows = [
+        (
+            o.source,
+            o.status,
+            o.offers,
+            o.facts,
+            sum(o.dropped.values()),
+            o.quarantined,
+            round(o.seconds, 1),
+            o.error,
+        )
+        for o in sorted(outcomes, key=lambda o: o.source)
+    ]
+    columns = [
+        "source",
+        "status",
+        "offers",
+        "fabric_facts",
+        "dropped",
+        "quarantined",
+        "seconds",
+        "error",
+    ]
+    print_rows(columns, rows, fmt, title="refresh")
+    succeeded = sum(o.ok for o in outcomes)
+    if succeeded:
+        _materialise(settings)
+    if succeeded < len(outcomes):
+        raise typer.Exit(3 if succeeded else 1)
+
+
+def _refresh_with_progress(
+    settings: Settings, sources: list[str], offline: bool, record: bool
+) -> list[SourceOutcome]:
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from fabricscope.ops import refresh as refreshing
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+        disable=not err.is_terminal,
+    ) as progress:
+        tasks: dict[str, TaskID] = {}
+
+        def show(outcome: SourceOutcome) -> None:
+            if outcome.source not in tasks:
+                tasks[outcome.source] = progress.add_task(f"{outcome.source}: crawling", total=1)
+            if outcome.status == "running":
+                return
+            detail = f"{outcome.offers} offers, {outcome.facts} facts"
+            progress.update(
+                tasks[outcome.source],
+                completed=1,
+                description=f"{outcome.source}: {outcome.status} ({detail})",
+            )
+
+        return refreshing.refresh(
+            settings.warehouse,
+            settings.data_dir,
+            sources,
+            offline=offline,
+            record=record,
+            on_event=show,
+            timeout_s=settings.schedule.crawl_timeout_s,  # the same hard wall-clock
+        )
+
+
+@app.command()
+def parse(
+    source: Annotated[str, typer.Argument(help="The source (spider) name.")],
+    file: Annotated[Path, typer.Argument(help="A saved response: HTML, JSON or CSV.")],
+    url: Annotated[str | None, typer.Option(help="The URL the file was saved from.")] = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Run a source's spider and pipelines on one saved response; publishes nothing.
+
+    The spider sends its own request (a POST with its body, a curated source's file://
+    URL) and FILE answers it; a relative FILE is read from the working directory.
+    """
+    from fabricscope.ops import refresh as refreshing
+
+    file = file.resolve()
+    if not file.is_file():
+        raise UserError(f"no such file: {file}", code=2)
+    try:
+        parsed = refreshing.parse_saved(source, file, url)
+    except refreshing.RefreshError as exc:
+        raise UserError(str(exc), code=2) from None
+    if fmt is OutputFormat.JSON:
+        sys.stdout.write(json.dumps(parsed, indent=2) + "\n")
+    else:
+        offer_columns = [
+            "instance_type",
+            "region",
+            "gpu_name",
+            "gpu_model",
+            "gpu_count",
+            "pricing_tier",
+            "price",
+            "currency",
+            "price_usd_per_gpu_hour",
+        ]
+        print_rows(
+            offer_columns,
+            [[o.get(c) for c in offer_columns] for o in parsed["offers"]],
+            fmt,
+            title=f"{source}: offers",
+        )
+        fact_columns = [
+            "instance_type",
+            "fabric_class",
+            "fabric_gbps_per_node",
+            "rdma",
+            "multi_node",
+            "evidence",
+        ]
+        if parsed["fabric_facts"] or fmt is OutputFormat.TABLE:
+            print_rows(
+                fact_columns,
+                [[f.get(c) for c in fact_columns] for f in parsed["fabric_facts"]],
+                fmt,
+                title=f"{source}: fabric facts",
+            )
+    summary = (
+        f"{source}: {parsed['status']}; {len(parsed['offers'])} offers, "
+        f"{len(parsed['fabric_facts'])} fabric facts, dropped {parsed['dropped'] or 'none'}"
+    )
+    if parsed.get("error"):
+        summary += f"; {parsed['error']}"
+    err.print(summary)
+    if parsed["status"] != "ok":
+        raise typer.Exit(1)
+
+
+@app.command()
+def estimate(
+    workload: Annotated[
+        str, typer.Option("--workload", "-w", help="A preset name or a workload JSON file.")
+    ],
+    hardware: Annotated[
+        Path, typer.Option("--hardware", help="JSON: one hardware profile or a list of them.")
+    ],
+    layout: Annotated[
+        str | None,
+        typer.Option(help="Fix the layout, e.g. tp=8,pp=4,dp=16,mb=1[,recompute=full][,cp=2]."),
+    ] = None,
+    usd_per_gpu_hour: Annotated[
+        float | None,
+        typer.Option(
+            "--usd-per-gpu-hour",
+            help="Your price per GPU-hour: the cost of the run (the GPU-hours of whole nodes "
+            "times it).",
+            show_default=False,
+            callback=_finite,
+        ),
+    ] = None,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Estimate step time, time-to-train and where the time goes, per hardware profile.
+
+    A profile with a "provider" uses that provider's stored calibration (fabricscope
+    calibrate) instead of its fabric class's default, where one exists.
+    """
+    from fabricscope.model import scaling
+    from fabricscope.model.hardware import HardwareError
+    from fabricscope.model.workloads import WorkloadError, load_workload
+    from fabricscope.rank import catalog
+
+    # an invalid setting stops every command (README), estimate included; the settings are
+    # cheap to read (no duckdb or pandas), the warehouse is opened only for a provider's
+    # stored calibration
+    settings = _settings(warehouse)
+    try:
+        job = load_workload(workload)
+        given = _hardware_rows(hardware)
+        rows = catalog.with_calibrations(given, _stored_calibrations(given, settings))
+        profiles = catalog.build(rows)
+        grid = _layout(layout, job, rows) if layout else None
+    except (WorkloadError, HardwareError) as exc:
+        raise UserError(str(exc), code=2) from None
+    if usd_per_gpu_hour is not None and not 0 < usd_per_gpu_hour < 1e6:
+        raise UserError(
+            f"--usd-per-gpu-hour must be a price above 0 (got {usd_per_gpu_hour:g})", code=2
+        )
+    result = scaling.estimate(job, profiles, grid)
+    records = [{**rows[i], **result.row(i)} for i in range(len(rows))]
+    if usd_per_gpu_hour is not None:
+        for record in records:
+            record["usd_per_gpu_hour"] = usd_per_gpu_hour
+            record["cost_usd"] = record["gpu_hours"] * usd_per_gpu_hour
+    if fmt is OutputFormat.JSON:
+        sys.stdout.write(json.dumps(records, indent=2, default=_jsonable) + "\n")
+        return
+    if fmt is OutputFormat.TABLE:
+        table, note = ESTIMATE_TABLE, ESTIMATE_NOTE
+        if usd_per_gpu_hour is not None:
+            table = {**ESTIMATE_TABLE, "cost (USD)": lambda r: _usd(r["cost_usd"])}
+            note = f"days: time to train; cost: GPU-hours x ${usd_per_gpu_hour:,.2f} per GPU-hour"
+        _print_records(table, records, job.name, [note], ESTIMATE_OPTIONAL)
+        return
+    columns = [
+        "gpu_model",
+        "gpu_count",
+        "fabric_class",
+        "fabric_source",
+        "layout",
+        "step_time_s",
+        "mfu",
+        "time_to_train_h",
+        "gpu_hours",
+        "comm_fraction_exposed",
+        "verdict",
+        "comm_link",
+        "fits_memory",
+        "memory_gb_per_gpu",
+        *(["cost_usd"] if usd_per_gpu_hour is not None else []),
+    ]
+    print_rows(
+        columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=job.name
+    )
+
+
+def _stored_calibrations(
+    rows: Sequence[dict[str, Any]], settings: Settings
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The stored calibrations, read only when a profile names a provider: without one,
+    `estimate` needs no warehouse (nor pandas and duckdb)."""
+    if not any(row.get("provider") for row in rows):
+        return {}
+    from fabricscope.evidence import calibrate as calibrating
+
+    return calibrating.stored_all_reduce(settings.warehouse)
+
+
+def _materialise(settings: Settings) -> None:
+    """Rank the preset workloads over the new offers (the estimates table); a failure
+    here is reported and leaves the refreshed offers published."""
+    from fabricscope.model.hardware import HardwareError
+    from fabricscope.rank import materialised
+    from fabricscope.warehouse.db import WarehouseError
+
+    try:
+        count, info = materialised.materialise(settings.warehouse, lock_wait_s=30.0)
+    except (WarehouseError, HardwareError, ValueError) as exc:
+        err.print(f"estimates not materialised: {exc}")
+        return
+    if info is not None:
+        err.print(f"estimates: {count} ranked offers in snapshot {info.snapshot_id}")
+
+
+# How many offers a table shows unless --top says otherwise; JSON and CSV keep every row.
+TABLE_TOP = 20
+
+
+def _number(value: float | None, digits: int) -> str | None:
+    return None if _missing(value) else f"{value:,.{digits}f}"
+
+
+def _span(high: float | None, low: float | None, digits: int) -> str | None:
+    """One number, or 'low–high' where an unknown fabric leaves a range."""
+    high_text, low_text = _number(high, digits), _number(low, digits)
+    if high_text is None or low_text is None or low_text == high_text:
+        return high_text
+    return f"{low_text}–{high_text}"
+
+
+def _usd(high: float | None, low: float | None = None) -> str | None:
+    """Whole dollars from $100 up (a training run's cost), cents below."""
+    digits = 2 if high is None or _missing(high) or abs(high) < 100 else 0
+    return _span(high, high if low is None else low, digits)
+
+
+def _days(hours: float | None, low_hours: float | None = None) -> str | None:
+    """Hours as days at one decimal, as the app asks for deadlines and shows time to train."""
+    low = hours if low_hours is None else low_hours
+    return _span(None if hours is None else hours / 24, None if low is None else low / 24, 1)
+
+
+def _percent(share: float | None) -> str | None:
+    return None if _missing(share) else f"{share:.0%}"
+
+
+def _yes_no(value: Any) -> str | None:
+    return None if _missing(value) else ("yes" if value else "no")
+
+
+def _region(row: dict[str, Any]) -> str | None:
+    more = (row.get("region_count") or 0) - 1
+    return row["region"] if more <= 0 or row["region"] is None else f"{row['region']} +{more}"
+
+
+def _seller(row: dict[str, Any]) -> str:
+    """The provider, or 'sold by X, runs on Y' where a reseller sells the provider's machine."""
+    sold_by = row.get("sold_by")
+    if _missing(sold_by) or sold_by == row["provider"]:
+        return str(row["provider"])
+    return f"sold by {sold_by}, runs on {row['provider']}"
+
+
+# A ranked offer as a person reads it, header -> value: the costs in USD, times in days, shares
+# in percent; JSON and CSV carry the raw fields (hours, fractions) at full precision. The offer
+# is its label (GPUs per instance, GPU, fabric as stated); its raw id is in csv and json.
+# a ranked offer's first columns, in every table of ranked offers
+OFFER_HEAD: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "#": lambda r: r["rank"],
+    "provider": _seller,
+    "offer": lambda r: r["offer_label"],
+    "per node": lambda r: r["gpus_per_node"],
+    "GPUs": lambda r: r["gpus"],
+}
+RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    **OFFER_HEAD,
+    "region": _region,
+    "days": lambda r: _days(r["time_to_train_h"], r["time_to_train_h_low"]),
+    "cost (USD)": lambda r: _usd(r["cost_usd"], r["cost_usd_low"]),
+    "USD/GPU-h": lambda r: _number(r["price_usd_per_gpu_hour"], 3),
+    "MFU": lambda r: _percent(r["mfu"]),
+    # days since the source observed the price: replayed recordings are old by design
+    "price age (d)": lambda r: _number(r["data_age_days"], 0),
+    "verdict": lambda r: r["verdict"],
+    "fabric (as estimated)": lambda r: r["fabric_estimated_as"],
+    "Pareto": lambda r: _yes_no(r["pareto"]),
+}
+RANGE_NOTE = "days and cost: a range where the fabric is unknown, ranked by the worse end"
+EXCLUDED_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "provider": _seller,
+    "offer": lambda r: r["offer_label"],  # GPUs per instance, GPU and fabric as stated
+    "GPUs": lambda r: r["gpus"],
+    "offer id": lambda r: r["instance_type"],  # to find the offer a reason is about
+    "region": lambda r: r["region"],
+    "tier": lambda r: r["pricing_tier"],
+    "USD/GPU-h": lambda r: _number(r["price_usd_per_gpu_hour"], 3),
+    "why excluded": lambda r: r["reason"],
+}
+# a hardware profile states no price: the cost is the buyer's price times the GPU-hours
+ESTIMATE_NOTE = (
+    "days: time to train; cost = GPU-hours x your price per GPU-hour (--usd-per-gpu-hour; "
+    "fabricscope rank prices the offers); --format json gives every field"
+)
+ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "GPU": lambda r: r["gpu_model"],
+    "GPUs": lambda r: r["gpu_count"],
+    "fabric": lambda r: r.get("fabric_class"),
+    "fabric figures": lambda r: r["fabric_source"],
+    "layout": lambda r: r["layout"],
+    "step (s)": lambda r: _number(r["step_time_s"], 2),
+    "MFU": lambda r: _percent(r["mfu"]),
+    "days": lambda r: _days(r["time_to_train_h"]),
+    "GPU-hours": lambda r: _number(r["gpu_hours"], 0),
+    "comm exposed": lambda r: _percent(r["comm_fraction_exposed"]),
+    "verdict": lambda r: r["verdict"],
+    "GB per GPU": lambda r: _number(r["memory_gb_per_gpu"], 1),
+    "fits": lambda r: _yes_no(r["fits_memory"]),
+}
+# left out first when a table is wider than the terminal, in this order
+RANK_OPTIONAL = ["Pareto", "price age (d)", "verdict", "region", "MFU"]
+EXCLUDED_OPTIONAL = ["USD/GPU-h", "tier", "region"]
+ESTIMATE_OPTIONAL = ["fabric figures", "step (s)", "comm exposed", "GPUs", "verdict"]
+
+
+def _print_records(
+    spec: dict[str, Callable[[dict[str, Any]], Any]],
+    records: Sequence[dict[str, Any]],
+    title: str,
+    notes: Sequence[str] = (),
+    optional: Sequence[str] = (),
+) -> None:
+    """Records as a table of the ``spec``'s columns (header -> the value shown)."""
+    rows = [[show(record) for show in spec.values()] for record in records]
+    print_rows(list(spec), rows, OutputFormat.TABLE, title, notes, optional)
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+@app.command()
+def rank(
+    workload: Annotated[
+        str, typer.Option("--workload", "-w", help="A preset name or a workload JSON file.")
+    ],
+    gpus: Annotated[
+        str, typer.Option("--gpus", help="GPU count: 64, a list 8,16,64 or a range 64-512.")
+    ],
+    tier: Annotated[
+        list[str] | None,
+        typer.Option("--tier", help="Pricing tier (repeatable): on_demand, spot, reserved_1y..."),
+    ] = None,
+    objective: Annotated[
+        str, typer.Option(help="cost, time, or blend (see --time-weight).")
+    ] = "cost",
+    time_weight: Annotated[
+        float, typer.Option(help="blend: weight of time, 0-1.", callback=_finite)
+    ] = 0.5,
+    gpu_model: Annotated[
+        list[str] | None, typer.Option("--gpu-model", help="Allowed GPU (repeatable).")
+    ] = None,
+    region: Annotated[list[str] | None, typer.Option(help="Allowed region (repeatable).")] = None,
+    max_budget: Annotated[
+        float | None, typer.Option(help="Budget in USD.", callback=_finite)
+    ] = None,
+    deadline_days: Annotated[
+        float | None, typer.Option(help="Deadline in days (as the app asks).", callback=_finite)
+    ] = None,
+    deadline_hours: Annotated[
+        float | None,
+        typer.Option(
+            help="Deprecated: the deadline in hours; use --deadline-days.", callback=_finite
+        ),
+    ] = None,
+    min_fabric: Annotated[
+        str | None, typer.Option(help="Minimum fabric class, e.g. roce or infiniband.")
+    ] = None,
+    multi_node: Annotated[
+        bool, typer.Option("--multi-node", help="Only offers that state multi-node support.")
+    ] = False,
+    what_if_fabric: Annotated[
+        str | None, typer.Option(help="Estimate every offer as if it had this fabric class.")
+    ] = None,
+    max_price_age_days: Annotated[
+        float | None,
+        typer.Option(
+            help="Leave out prices their source observed more than this many days ago.",
+            callback=_finite,
+        ),
+    ] = None,
+    show_excluded: Annotated[
+        bool, typer.Option("--excluded", help="List the excluded offers and why instead.")
+    ] = False,
+    top: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Show the first N rows, 0 for all (default: {TABLE_TOP} in a table, all in "
+            "json and csv).",
+            show_default=False,
+        ),
+    ] = None,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Rank current offers by time-to-train and cost for a workload.
+
+    Unknown fabrics are estimated at both ends (plain Ethernet to InfiniBand) and ranked by
+    the pessimistic end; the JSON output is an object whose "offers" key holds the rows.
+    """
+    from fabricscope.rank import ranking
+
+    settings = _settings(warehouse)
+    request = _rank_request(
+        workload,
+        gpus,
+        tiers=tuple(tier or ["on_demand"]),
+        gpu_models=tuple(gpu_model) if gpu_model else None,
+        regions=tuple(region) if region else None,
+        max_budget_usd=max_budget,
+        deadline_hours=_deadline_hours(deadline_days, deadline_hours),
+        min_fabric_class=min_fabric,
+        multi_node_required=multi_node,
+        objective=objective,
+        time_weight=time_weight,
+        fabric_override=what_if_fabric,
+        max_price_age_days=max_price_age_days,
+    )
+    if top is not None and top < 0:
+        raise UserError(f"--top must be 0 (all rows) or more (got {top})", code=2)
+    _require_warehouse(settings)  # after the request: bad input is exit 2 either way
+    if what_if_fabric is not None and not show_excluded:
+        # today's ranking and the what-if beside it, as the app shows them
+        today = request.model_copy(update={"fabric_override": None})
+        base = ranking.rank(settings.warehouse, today, settings.as_of)
+        _print_what_if(base, base.what_if(what_if_fabric), gpus, top, fmt)
+        return
+    result = ranking.rank(settings.warehouse, request, settings.as_of)
+    frame = result.excluded if show_excluded else result.offers
+    shown = (TABLE_TOP if fmt is OutputFormat.TABLE else 0) if top is None else top
+    records = ranking.records(frame.head(shown) if shown else frame)
+    snapshot = result.snapshot.snapshot_id if result.snapshot else None
+    if fmt is OutputFormat.JSON:
+        payload = {
+            "workload": request.workload.name,
+            "snapshot_id": snapshot,
+            "request": request.model_dump(mode="json", exclude={"workload"}),
+            "excluded" if show_excluded else "offers": records,
+            "providers": ranking.records(result.providers),
+        }
+        sys.stdout.write(json.dumps(payload, indent=2, default=_jsonable) + "\n")
+        return
+    if fmt is OutputFormat.CSV:
+        columns = list(ranking.EXCLUDED_COLUMNS if show_excluded else ranking.RANKED_COLUMNS)
+        print_rows(columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt)
+        return
+    title = (
+        f"{request.workload.name} on {gpus} GPUs: {len(result.offers)} offers ranked, "
+        f"{len(result.excluded)} excluded (snapshot {snapshot})"
+    )
+    notes = [] if show_excluded else [RANGE_NOTE]
+    if len(records) < len(frame):
+        what = "excluded offers" if show_excluded else "offers"
+        notes.append(
+            f"showing {len(records)} of {len(frame)} {what}: --top 0 shows all; --format csv "
+            "or json gives every field"
+        )
+    if show_excluded:
+        _print_records(EXCLUDED_TABLE, records, title, notes, EXCLUDED_OPTIONAL)
+    else:
+        _print_records(RANK_TABLE, records, title, notes, RANK_OPTIONAL)
+
+
+# Today's fabric beside the what-if, per ranked offer (ranking.what_if_changes)
+WHAT_IF_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    **OFFER_HEAD,
+    "fabric now": lambda r: r["fabric_now"],
+    "Gb/s/GPU": lambda r: (
+        r["what_if_note"]
+        if _missing(r["fabric_gbps_what_if"])
+        else f"{r['fabric_gbps_what_if']:,g}"
+    ),
+    "days now": lambda r: _days(r["time_to_train_h"], r["time_to_train_h_low"]),
+    "days": lambda r: _days(r["time_to_train_h_what_if"], r["time_to_train_h_low_what_if"]),
+    "time": lambda r: None if _missing(r["time_change"]) else f"{r['time_change']:+.0%}",
+    "cost (USD)": lambda r: (
+        None if _missing(r["cost_change_usd"]) else f"{r['cost_change_usd']:+,.0f}"
+    ),
+    "comm now": lambda r: _percent(r["comm_fraction_exposed"]),
+    "comm": lambda r: _percent(r["comm_fraction_exposed_what_if"]),
+    "verdict": lambda r: r["verdict_what_if"],
+}
+WHAT_IF_OPTIONAL = ["fabric now", "verdict", "comm now", "days now", "GPUs"]
+# says which columns are the what-if's
+WHAT_IF_LEGEND = (
+    "Gb/s/GPU, days, comm (exposed communication) and verdict: with the what-if fabric; time "
+    "and cost (USD): the change from today's fabric, at the worse ends"
+)
+
+
+def _print_what_if(
+    base: ranking.RankResult, other: ranking.RankResult, gpus: str, top: int | None, fmt: Any
+) -> None:
+    """The what-if as the app shows it: each offer today and with the other fabric."""
+    from fabricscope.rank import ranking
+
+    fabric = other.request.fabric_override or ""
+    changes = ranking.what_if_changes(base, other)
+    shown = (TABLE_TOP if fmt is OutputFormat.TABLE else 0) if top is None else top
+    records = ranking.records(changes.head(shown) if shown else changes)
+    rule = ranking.what_if_rule(fabric)
+    if fmt is OutputFormat.JSON:
+        payload = {
+            "workload": base.request.workload.name,
+            "snapshot_id": base.snapshot.snapshot_id if base.snapshot else None,
+            "what_if_fabric": fabric,
+            "rule": rule,
+            "what_if": records,
+            "offers": ranking.records(other.offers),
+        }
+        sys.stdout.write(json.dumps(payload, indent=2, default=_jsonable) + "\n")
+        return
+    if fmt is OutputFormat.CSV:
+        columns = list(ranking.WHAT_IF_COLUMNS)
+        print_rows(columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt)
+        return
+    title = (
+        f"{base.request.workload.name} on {gpus} GPUs: today's fabric and {fabric} (what if), "
+        f"{len(changes)} offers"
+    )
+    notes = [WHAT_IF_LEGEND, rule]
+    if len(records) < len(changes):
+        notes.append(f"showing {len(records)} of {len(changes)} offers: --top 0 shows all")
+    _print_records(WHAT_IF_TABLE, records, title, notes, WHAT_IF_OPTIONAL)
+
+
+def _deadline_hours(days: float | None, hours: float | None) -> float | None:
+    """The deadline from --deadline-days, or from the deprecated --deadline-hours; not both."""
+    if days is not None and hours is not None:
+        raise UserError("give the deadline once, with --deadline-days", code=2)
+    if hours is not None:
+        err.print("note: --deadline-hours is deprecated; use --deadline-days")
+        return hours
+    if days is not None and not days > 0:
+        raise UserError(f"--deadline-days must be more than 0 (got {days:g})", code=2)
+    return None if days is None else days * 24
+
+
+@app.command()
+def calibrate(
+    file: Annotated[Path, typer.Argument(help="nccl-tests output (all_reduce_perf, ...).")],
+    provider: Annotated[str, typer.Option(help="The provider the run was measured on.")],
+    fabric_class: Annotated[str, typer.Option(help="Its fabric class (infiniband, roce...).")],
+    collective: Annotated[
+        str | None, typer.Option(help="all_reduce, all_gather... if the output does not say.")
+    ] = None,
+    nodes: Annotated[
+        int | None, typer.Option(help="Nodes in the run, if the output does not list hosts.")
+    ] = None,
+    note: Annotated[str | None, typer.Option(help="Where and how it was measured.")] = None,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Fit latency and bus bandwidth from nccl-tests output and store it for the model."""
+    from fabricscope.evidence import calibrate as calibrating
+    from fabricscope.model.calibration import CalibrationError
+    from fabricscope.model.hardware import REFERENCE_NODES, REFERENCE_RANKS, latency_multiplier
+
+    settings = _settings(warehouse)
+    settings.require_writable()
+    if not file.is_file():
+        raise UserError(f"no such file: {file}", code=2)
+    text = file.read_text(encoding="utf-8", errors="replace")
+    try:
+        fitted = calibrating.fit_upload(text, provider, fabric_class, collective, nodes)
+    except CalibrationError as exc:
+        raise UserError(f"{file.name}: {exc}", code=2) from None
+    calibrating.store(settings.warehouse, fitted, text, file.name, note)
+    fit = fitted.fit
+    print_rows(
+        [
+            "calibration_id",
+            "provider",
+            "fabric_class",
+            "collective",
+            "ranks",
+            "nodes",
+            "alpha_us",
+            "busbw_gbytes_s",
+        ],
+        [
+            [
+                fitted.calibration_id,
+                provider,
+                fabric_class,
+                fit.collective.value,
+                fit.n_ranks,
+                fitted.n_nodes,
+                None if fit.alpha_us is None else round(fit.alpha_us, 2),
+                round(fit.busbw_gbytes_s, 2),
+            ]
+        ],
+        fmt,
+        title="calibration stored",
+    )
+    if fit.collective.value != "all_reduce" or not fitted.n_nodes or fitted.n_nodes < 2:
+        # stored as measured, but the model reads multi-node all-reduce runs only
+        err.print(
+            "note: rankings and estimates use multi-node all_reduce calibrations only; this one "
+            "is stored for reference"
+            + (" (give --nodes if the run spanned nodes)" if not fitted.n_nodes else "")
+        )
+    elif latency_multiplier(fit.alpha_us, fit.n_ranks, fitted.n_nodes) is None:
+        err.print(
+            "note: the model uses this run's bus bandwidth; its latency is compared with "
+            f"InfiniBand's only on {REFERENCE_NODES} nodes x {REFERENCE_RANKS // REFERENCE_NODES}"
+            " GPUs with latency-bound sizes, so the fabric class's latency stays"
+        )
+
+
+def _rounded(value: Any) -> Any:
+    return round(value, 4) if isinstance(value, float) else value
+
+
+def _hardware_rows(path: Path) -> list[dict[str, Any]]:
+    from fabricscope.files import read_json_input
+    from fabricscope.model.hardware import HardwareError, check_fields
+
+    data = read_json_input(path, HardwareError)  # a missing file is one line too
+    rows = data if isinstance(data, list) else [data]
+    if not rows or not all(isinstance(r, dict) for r in rows):
+        raise HardwareError(f"{path}: expected a JSON object or a list of objects")
+    for number, row in enumerate(rows, start=1):
+        check_fields(row, f"{path.name}: hardware profile {number}")
+    return rows
+
+
+def _layout(text: str, job: Workload, rows: list[dict[str, Any]]) -> scaling.LayoutGrid:
+    """``tp=8,pp=4,dp=16,mb=1[,recompute=full][,cp=2][,vpp=4][,first=7,last=7]``;
+    tp*pp*cp*dp must be the GPU count. Uneven pipeline stages are placed as Megatron-Core
+    does (the first and last stage's layers, if given, else the plan's). What the layout
+    leaves out (the micro-batch, the recompute) is searched, as the workload's own fields
+    allow, never pinned to a default."""
+    from fabricscope.model import scaling
+    from fabricscope.model.hardware import HardwareError
+
+    shown = _cut(text, 80)
+    try:
+        parts = dict(_layout_part(item) for item in text.split(","))
+
+        def count(name: str, default: int | None = None) -> int | None:
+            given = parts.pop(name, None)
+            if given is None:
+                return default
+            if not re.fullmatch(r"\s*[-+]?\d{1,7}\s*", given):
+                raise ValueError(
+                    f"{name} must be a whole number up to 1,000,000 (got {_cut(given, 20)!r})"
+                )
+            return int(given)
+
+        tp, pp, cp = count("tp", 1), count("pp", 1), count("cp", 1)
+        assert tp is not None and pp is not None and cp is not None
+        dp = count("dp")
+        # left out: None, and LayoutGrid.partial takes the workload's own field or searches
+        mb = count("mb")
+        recompute, block = _recompute_choice(parts.pop("recompute", None))
+        vpp, first, last = count("vpp"), count("first"), count("last")
+    except ValueError as exc:
+        raise HardwareError(f"--layout {shown!r}: {exc}") from None
+    counts = (("tp", tp), ("pp", pp), ("dp", dp), ("mb", mb), ("cp", cp), ("vpp", vpp))
+    for name, value in (*counts, ("first", first), ("last", last)):
+        if value is not None and not 1 <= value <= 1_000_000:
+            raise HardwareError(
+                f"--layout {shown!r}: {name} must be a positive count (got {value})"
+            )
+    if cp > 1 and job.seq_len % (2 * cp):
+        raise HardwareError(
+            f"--layout {shown!r}: cp={cp} needs seq_len divisible by 2 x cp (the sequence is "
+            f"split in 2 cp chunks for causal load balance); seq_len is {job.seq_len}"
+        )
+    if cp > 1 and not job.flash_attention:
+        raise HardwareError(
+            f"--layout {shown!r}: cp={cp} runs on fused (flash) attention only; the workload "
+            "says flash_attention false"
+        )
+    if parts:
+        raise HardwareError(
+            f"--layout: unknown keys {', '.join(parts)} (use tp, pp, dp, mb, recompute, cp, "
+            "vpp, first, last)"
+        )
+    # what a Megatron-style layout needs: heads split evenly across TP ranks, stages that
+    # add up to the layers; said here by name instead of an estimate of NaN
+    if job.heads % tp:
+        raise HardwareError(f"--layout {shown!r}: tp={tp} does not divide the {job.heads} heads")
+    try:
+        scaling.stage_plan(job.layers, pp, first, last)
+    except ValueError as exc:
+        raise HardwareError(f"--layout {shown!r}: {exc}") from None
+    if vpp is not None and vpp > 1 and (pp == 1 or job.layers < pp * vpp):
+        raise HardwareError(
+            f"--layout {shown!r}: vpp={vpp} needs pp > 1 and at least one layer per chunk "
+            f"({job.layers} layers on pp={pp})"
+        )
+    for row in rows:
+        gpus = int(row["gpu_count"])
+        if dp is not None and tp * pp * cp * dp != gpus:
+            raise HardwareError(
+                f"--layout tp*pp*cp*dp = {tp * pp * cp * dp} but the profile has "
+                f"{row['gpu_count']} GPUs"
+            )
+        if gpus % (tp * pp * cp):
+            product = "tp*pp*cp" if cp > 1 else "tp*pp"
+            raise HardwareError(
+                f"--layout {shown!r}: {product} = {tp * pp * cp} does not divide the profile's "
+                f"{gpus} GPUs"
+            )
+    return scaling.LayoutGrid.partial(job, tp, pp, mb, recompute, vpp, cp, first, last, block)
+
+
+def _layout_part(item: str) -> tuple[str, str]:
+    """One ``name=value`` of a layout."""
+    name, equals, value = item.partition("=")
+    if not equals or not name.strip():
+        raise ValueError(f"each part is name=value, as tp=8 (got {_cut(item, 20)!r})")
+    return name.strip(), value
+
+
+def _recompute_choice(text: str | None) -> tuple[Recompute | None, float | None]:
+    """A layout's ``recompute``: none, selective, full, or block-N% (full recompute of N% of
+    each stage's layers, as an estimate reports it); None when not given (searched)."""
+    from fabricscope.model.workload import Recompute
+
+    if text is None:
+        return None, None
+    block = re.fullmatch(r"block-(\d{1,3})%", text.strip())
+    if block:
+        share = int(block.group(1)) / 100
+        if not 0 < share <= 1:
+            raise ValueError(f"recompute {text!r}: the block share must be 1-100%")
+        return Recompute.FULL, share
+    try:
+        return Recompute(text.strip()), None
+    except ValueError:
+        raise ValueError(
+            f"recompute {text!r}: use none, selective, full or block-N% (N% of each stage's "
+            "layers fully recomputed)"
+        ) from None
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.", min=1, max=65535)] = 8501,
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Start the Streamlit app on localhost."""
+    settings = _settings(warehouse)
+    app_file = Path(__file__).resolve().parent / "app" / "app.py"
+    env = {**os.environ, "FABRICSCOPE_WAREHOUSE": str(settings.warehouse.resolve())}
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app_file),
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    out.print(f"fabricscope on http://127.0.0.1:{port} (Ctrl+C to stop)")
+    raise typer.Exit(subprocess.call(command, env=env))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; usage errors come from Click (exit 2), ours print one line."""
+    try:
+        app(args=list(argv) if argv is not None else None, prog_name="fabricscope")
+    except SystemExit as exc:  # Click ends every standalone run this way
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception as exc:
+        code = _exit_code(exc)
+        if code is None:
+            raise
+        err.print(f"error: {_cut(' '.join(str(exc).split()), MAX_ERROR_CHARS)}")
+        return code
+    return 0
+
+
+def _exit_code(exc: Exception) -> int | None:
+    """The exit code of an error a user can fix, or None for a bug (its traceback is wanted).
+    Configuration and warehouse errors come from modules imported lazily: a module that is not
+    loaded raised nothing, so it is looked up, never imported, here."""
+    if isinstance(exc, UserError):
+        return exc.code
+    config = sys.modules.get("fabricscope.config")
+    if config is not None and isinstance(exc, config.ConfigError):
+        return 2
+    db = sys.modules.get("fabricscope.warehouse.db")
+    if db is not None and isinstance(exc, db.WarehouseError):
+        return 1
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1074 @@
+"""The scaling model: step time, time-to-train and where the time goes, for arrays of hardware.
+
+Every equation is in docs/MODEL.md with its source; constants are in ``ModelConstants``.
+Shapes: hardware profiles along axis 0 (P), candidate layouts along axis 1 (K). The cost
+of an estimate grows with P x K, never with the number of offers: offers join the
+result by profile index. Pure numpy, no I/O.
+
+Units: seconds, bytes, FLOP, bytes/s per GPU unidirectional.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fabricscope.model.hardware import (
+    GIB,
+    REFERENCE_GEMM_CEILING,
+    Array,
+    HardwareProfiles,
+    fabric_efficiency,
+)
+from fabricscope.model.workload import Precision, Recompute, Stack, Workload
+
+RECOMPUTE_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+# A100 SXM: 312 TFLOP/s BF16 over 2.039 TB/s of HBM (gpus.csv): the width constant's reference
+REFERENCE_RIDGE = 312e12 / 2.039e12
+
+
+H100_MAMF_BF16, H100_MAMF_FP8 = 794.5, 1402.6  # TFLOP/s, gemm_ceilings.csv
+# torchtitan's FP8 gain over BF16 (Float8 linears, torchao tensorwise scaling), both compiled,
+# Llama 3.1 8B FSDP on the same H100 system the same day: 8,532 / 6,667 tokens/s per GPU on 8
+# GPUs, 8,380 / 6,514 on 128 (benchmarks/llama3_h100_202412_torchtitan.md Tables 1 and 3;
+# fixtures/published_runs/torchtitan_benchmarks.csv). The system's peak cancels in the ratio
+TORCHTITAN_FP8_GAIN = (8532 / 6667 + 8380 / 6514) / 2
+# the FP8 factor at which the model's FP8 gain on that job (the linear layers FP8, attention and
+# the embeddings BF16: 31.4% of its FLOPs) is the gain measured: (1 - 0.314) / (H100_MAMF_FP8 /
+# H100_MAMF_BF16 x (1 / TORCHTITAN_FP8_GAIN - 0.314)); tests hold it to that. A PyTorch stack's
+# FP8 factor, and the prior a fit without FP8 rows keeps (fit_constants in
+# fabricscope/accuracy/validation.py)
+TORCHTITAN_FP8_FACTOR = 0.8351
+FP8_EFFICIENCY_PRIOR = TORCHTITAN_FP8_FACTOR
+
+
+@dataclass(frozen=True)
+class ModelConstants:
+    """Default constants; sources in docs/MODEL.md. ``fitted`` ones were fitted globally."""
+
+    # compute efficiency: eta = eta_max * w / (w + w_half * ridge) * ceiling / A100's, w the
+    # layer's GEMM width on one TP rank, ceiling the GPU's measured matmul share of its peak;
+    # eta_max and w_half fitted globally on the published runs (fabricscope/accuracy/validation.py,
+    # docs/MODEL.md)
+    eta_compute_max: float = 0.6546
+    matrix_width_half: float = 190.358
+    # FP8 (the linear layers only): achieved throughput on FP8 peak relative to BF16's on BF16
+    # peak, beyond what the GPU's measured FP8 and BF16 matmul ceilings explain; fitted with
+    # the two above on NeMo 24.07's H100 FP8 rows (prior FP8_EFFICIENCY_PRIOR)
+    fp8_efficiency_factor: float = 0.9502
+    # software stack (Workload.stack), compute efficiency over the fitted one (megatron's):
+    # fsdp: none measured (llm-foundry's 78 fitted FSDP rows come out -0.8% signed median,
+    # Megatron's families +6%: no penalty to fit); eager: torchtitan's FSDP without
+    # torch.compile over with it, Llama 3.1 8B on H100, the same team and day (5,762 / 6,667
+    # tokens/s on 8 GPUs, 5,605 / 6,514 on 128; benchmarks/llama3_h100_202412_torchtitan.md)
+    fsdp_efficiency_factor: float = 1.0
+    eager_efficiency_factor: float = 0.862
+    # FP8 on a PyTorch stack (fsdp, eager) in place of fp8_efficiency_factor (Megatron's,
+    # fitted): measured on torchtitan (TORCHTITAN_FP8_FACTOR)
+    fsdp_fp8_efficiency_factor: float = TORCHTITAN_FP8_FACTOR
+    # achieved share of HBM bandwidth in streaming kernels (prior: STREAM-like copies reach
+    # 80-90% of the datasheet figure); used for unfused attention's score traffic
+    hbm_efficiency: float = 0.8
+    # share of TP communication hidden behind GEMMs when the job overlaps them
+    # (Megatron-Core --tp-comm-overlap); prior, fitted on the runs that state it
+    tp_overlap_share: float = 0.8
+    # share of MoE all-to-all hidden under another micro-batch's compute when the job overlaps
+    # them (Megatron-Core --overlap-moe-expert-parallel-comm, DualPipe); prior, as TP's
+    ep_overlap_share: float = 0.8
+    # NVLink bus bandwidth efficiency: 741 of 900 GB/s on HGX H100 (model-notes 5.5, [R5])
+    nvlink_efficiency: float = 0.80
+    # NCCL ring step latency, Simple protocol (model-notes 5.3, [R19])
+    nvlink_step_latency_s: float = 3.4e-6
+    network_step_latency_s: float = 9.6e-6
+    collective_base_latency_s: float = 8.4e-6
+    # all-to-all reaches this share of the fabric's all-reduce efficiency (prior, 4.4)
+    alltoall_efficiency: float = 0.8
+    # DP gradient sync hidden under backward (prior 0.8-0.9, model-notes 4.6)
+    dp_overlap: float = 0.85
+    # SM time lost to overlapped collectives: NVLink 0.15, NIC 0.02 (Calculon [R2])
+    overlap_sm_contention: float = 0.02
+    # optimizer step: bytes touched per trainable parameter shard (mixed-precision Adam)
+    optimizer_bytes_per_param: float = 16.0
+    # memory: buffers and CUDA context (prior), headroom for fragmentation (prior, 4.8)
+    buffer_bytes: float = 2.5e9
+    memory_headroom: float = 0.08
+    # failures: GPU-hours per unexpected interruption, from Llama 3's 419 in 54 days on
+    # 16,384 H100 (model-notes 4.9, [R32]); checkpoint write and restart cost (priors)
+    gpu_hours_per_interruption: float = 50_700.0
+    checkpoint_s: float = 60.0
+    restart_s: float = 600.0
+    # verdict thresholds on the exposed communication share (model-notes 4.6)
+    balanced_from: float = 0.10
+    communication_bound_from: float = 0.30
+
+
+VIRTUAL_STAGES = (1, 2, 4, 8)
+# shares of each stage's layers a searched full recompute may cover (Megatron's block method
+# recomputes the first N layers of each stage and keeps the rest's activations)
+BLOCK_SHARES = (0.25, 0.5, 0.75, 1.0)
+
+
+# pipeline depths a search tries besides the divisors of the layer count: every depth to 16 and
+# a few deeper ones, their stages uneven as Megatron-Core places them (:func:`stage_plan`)
+SEARCHED_DEPTHS = (*range(1, 17), 20, 24, 28, 32, 48, 64)
+# an uneven split whose heaviest stage is this much over the mean is never worth searching
+MAX_STAGE_IMBALANCE = 1.25
+
+
+def stage_plan(
+    layers: int, pp: int, first: int | None = None, last: int | None = None
+) -> tuple[int, int, int]:
+    """The layers of the first, each middle and the last pipeline stage, as Megatron-Core
+    places them: even stages when ``pp`` divides the layers, otherwise the first and last
+    stage take what is left once the middle stages hold equal counts
+    (``--decoder-first-pipeline-num-layers`` / ``--decoder-last-pipeline-num-layers``, which
+    need the middle ``pp - 2`` stages to divide the rest). Unless given, the split that keeps
+    the heaviest stage lightest, the end stages no heavier than the middle ones (they also
+    hold the embedding and the loss): Llama 3 405B's 126 layers on 16 stages are 7, 14 x 8, 7.
+    Raises ValueError for a split that does not add up."""
+    if pp < 1 or pp > layers:
+        raise ValueError(f"pp={pp} needs between 1 and {layers} stages ({layers} layers)")
+    if pp == 1:
+        if first not in (None, layers) or last not in (None, layers):
+            raise ValueError(f"one stage holds all {layers} layers")
+        return layers, layers, layers
+    if first is None and last is None and layers % pp == 0:
+        even = layers // pp
+        return even, even, even
+    middle_stages = pp - 2
+    if first is not None or last is not None:
+        f = first if first is not None else 0
+        lst = last if last is not None else 0
+        if first is None or last is None:  # one end given: the other takes what is even
+            rest = layers - f - lst
+            if middle_stages == 0:
+                f, lst = (f, rest) if first is not None else (rest, lst)
+            else:
+                k = -(-rest // (middle_stages + 1))
+                other = rest - middle_stages * k
+                f, lst = (f, other) if first is not None else (other, lst)
+        rest = layers - f - lst
+        if f < 1 or lst < 1 or rest < middle_stages or (middle_stages and rest % middle_stages):
+            raise ValueError(
+                f"first={f}, last={lst} on pp={pp}: the {middle_stages} middle stages must "
+                f"hold the other {rest} of {layers} layers in equal counts of at least one"
+            )
+        if middle_stages == 0 and rest:
+            raise ValueError(f"first={f} + last={lst} must be the {layers} layers on pp=2")
+        return f, (rest // middle_stages if middle_stages else max(f, lst)), lst
+    if middle_stages == 0:
+        return -(-layers // 2), -(-layers // 2), layers // 2
+    best: tuple[int, int, int] | None = None
+    for k in range(1, (layers - 2) // middle_stages + 1):
+        rest = layers - middle_stages * k
+        f, lst = -(-rest // 2), rest // 2
+        # ties go to the larger middle count: the end stages also hold the embedding, loss
+        if lst < 1 or (best is not None and max(k, f) > max(best)):
+            continue
+        best = (f, k, lst)
+    assert best is not None
+    return best
+
+
+def stage_label(pp: int, first: int, middle: int, last: int) -> str:
+    """``7+8x14+7`` for uneven stages; empty when every stage holds the same count."""
+    if pp == 1 or first == middle == last:
+        return ""
+    if pp == 2:
+        return f"{first}+{last}"
+    return f"{first}+{middle}x{pp - 2}+{last}"
+
+
+def stage_imbalance(layers: int, heaviest: Array | float, pp: Array | float) -> Array:
+    """The heaviest stage's load over the mean one's: its layers over ``(layers + 2) / pp``,
+    the embedding and the loss counted as a layer each (Megatron-Core's
+    ``--account-for-embedding-in-pipeline-split`` and ``--account-for-loss-in-pipeline-split``),
+    never below 1. Even stages, and Llama 3 405B's 7 + 14 x 8 + 7, are 1. Scalars or arrays."""
+    return np.maximum(1.0, np.asarray(heaviest) * pp / (layers + 2))
+
+
+def _virtual_choices(layers: int, pp: int, given: bool) -> list[int]:
+    """Interleaved schedule: v model chunks per stage, at least one layer each.
+
+    Megatron's ``--num-layers-per-virtual-pipeline-stage`` may be 1. A searched layout splits
+    the layers evenly (``p·v`` divides them), as Megatron's interleaved schedule requires by
+    default, so a searched uneven split runs one chunk per stage (which keeps the search
+    small). A given layout's stages need not hold equal layer counts: a published run that
+    chose its ``p`` has placed its layers somehow (Llama 3 405B's 126 layers on 16 stages,
+    fewer on the first and last: 4 chunks of about 2 layers per stage).
+    """
+    return [
+        v
+        for v in VIRTUAL_STAGES
+        if v == 1 or (pp > 1 and layers >= pp * v and (given or layers % (pp * v) == 0))
+    ]
+
+
+@dataclass(frozen=True)
+class LayoutGrid:
+    """Candidate layouts (axis 1): tensor, pipeline, virtual stages, micro-batch, recompute.
+
+    A ``given`` layout is used even if the memory model says it does not fit (the
+    estimate then reports ``fits_memory`` False); what was not given is still searched.
+    """
+
+    tp: Array
+    pp: Array
+    virtual: Array
+    micro_batch: Array
+    recompute: NDArray[np.int64]  # index into RECOMPUTE_MODES
+    given: bool = False
+    # full recompute of this share of each stage's layers (Megatron's --recompute-method
+    # block); 1 is every layer (uniform), 0 for none and selective
+    recompute_share: Array | None = None
+    # context parallelism: the sequence split over this many ranks (1 = none); only a
+    # given layout sets it, a searched one keeps 1
+    cp: Array | None = None
+    # the first and last pipeline stages' layer counts where a layout gives them (NaN: as
+    # :func:`stage_plan` places them)
+    first_stage: Array | None = None
+    last_stage: Array | None = None
+
+    def __post_init__(self) -> None:
+        if self.recompute_share is None:
+            share = np.where(self.recompute == RECOMPUTE_MODES.index(Recompute.FULL), 1.0, 0.0)
+            object.__setattr__(self, "recompute_share", share)
+        if self.cp is None:
+            object.__setattr__(self, "cp", np.ones_like(self.tp))
+        for name in ("first_stage", "last_stage"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.full_like(self.tp, np.nan))
+
+    @classmethod
+    def search(cls, workload: Workload, max_tp: int) -> LayoutGrid:
+        """Every layout worth trying: TP within one NVLink domain; PP dividing the layers, or
+        uneven as Megatron-Core places them (:func:`stage_plan`) at the usual depths, unless
+        the heaviest stage is over ``MAX_STAGE_IMBALANCE`` of the mean."""
+        layers = workload.layers
+        tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= max_tp and workload.heads % t == 0]
+        even = {p for p in range(1, min(layers, 128) + 1) if layers % p == 0}
+        uneven = {
+            p
+            for p in SEARCHED_DEPTHS
+            if p <= layers
+            and stage_imbalance(layers, max(stage_plan(layers, p)), p) <= MAX_STAGE_IMBALANCE
+        }
+        return cls._grid(workload, tps, sorted(even | uneven), given=False)
+
+    @classmethod
+    def partial(
+        cls,
+        workload: Workload,
+        tp: int,
+        pp: int,
+        micro_batch: int | None = None,
+        recompute: Recompute | None = None,
+        virtual: int | None = None,
+        cp: int = 1,
+        first_stage: int | None = None,
+        last_stage: int | None = None,
+        block_share: float | None = None,
+    ) -> LayoutGrid:
+        """A given TP x PP (x CP) layout; micro-batch, recompute and schedule searched if not
+        given. Uneven stages take the first and last stage's layers if given (else
+        :func:`stage_plan` places them); a split that does not add up raises ValueError.
+        ``block_share``: full recompute of that share of each stage's layers (block-25%...)."""
+        stage_plan(workload.layers, pp, first_stage, last_stage)
+        if block_share is not None:
+            recompute = Recompute.FULL
+        grid = cls._grid(workload, [tp], [pp], True, micro_batch, recompute, virtual, cp)
+        k = len(grid.tp)
+        return replace(
+            grid,
+            first_stage=np.full(k, np.nan if first_stage is None else float(first_stage)),
+            last_stage=np.full(k, np.nan if last_stage is None else float(last_stage)),
+            recompute_share=grid.recompute_share
+            if block_share is None
+            else np.full(k, block_share),
+        )
+
+    @classmethod
+    def _grid(
+        cls,
+        workload: Workload,
+        tps: list[int],
+        pps: list[int],
+        given: bool,
+        micro_batch: int | None = None,
+        recompute: Recompute | None = None,
+        virtual: int | None = None,
+        cp: int = 1,
+    ) -> LayoutGrid:
+        fixed_mb = micro_batch or workload.micro_batch_size
+        mbs = [fixed_mb] if fixed_mb else [1, 2, 4, 8]
+        mode = recompute or workload.activation_recompute
+        full = RECOMPUTE_MODES.index(Recompute.FULL)
+        if mode:  # stated: that mode, and "full" means every layer
+            modes = [(RECOMPUTE_MODES.index(mode), 1.0 if mode is Recompute.FULL else 0.0)]
+        else:  # searched: none, selective, and full recompute of a share of the layers
+            modes = [(0, 0.0), (1, 0.0), *((full, share) for share in BLOCK_SHARES)]
+        rows = [
+            (t, p, v, b, r, share)
+            for t in tps
+            for p in pps
+            for v in ([virtual] if virtual else _virtual_choices(workload.layers, p, given))
+            for b in mbs
+            for r, share in modes
+        ]
+        grid = np.array(rows, dtype=np.float64)
+        return cls(
+            grid[:, 0],
+            grid[:, 1],
+            grid[:, 2],
+            grid[:, 3],
+            grid[:, 4].astype(np.int64),
+            given,
+            grid[:, 5],
+            np.full(len(grid), float(cp)),
+        )
+
+
+@dataclass
+class Estimate:
+    """One value per hardware profile (the best layout that fits, or the given layout)."""
+
+    step_time_s: Array
+    compute_s: Array
+    tp_comm_s: Array
+    pp_comm_s: Array
+    dp_comm_exposed_s: Array
+    ep_comm_s: Array
+    bubble_s: Array
+    optimizer_s: Array
+    # context parallelism's KV exchange left exposed after the attention it overlaps
+    cp_comm_s: Array
+    failure_overhead_s: Array  # per step, from lost work and restarts
+    tokens_per_s: Array
+    tflops_per_gpu: Array  # model FLOPs
+    mfu: Array
+    goodput: Array
+    time_to_train_h: Array
+    gpu_hours: Array  # whole nodes rented
+    comm_fraction_exposed: Array
+    comm_to_compute_raw: Array
+    fabric_share_of_comm: Array  # of the exposed communication, the part on the fabric
+    memory_gb_per_gpu: Array
+    fits_memory: NDArray[np.bool_]
+    tp: Array
+    pp: Array
+    dp: Array
+    micro_batch: Array
+    virtual_stages: Array
+    cp: Array
+    # the pipeline's first and last stages' layers, and the split as ``7+8x14+7`` when the
+    # stages are uneven (empty when even)
+    first_stage_layers: Array
+    last_stage_layers: Array
+    stages: list[str]
+    # the sequences per step the chosen layout runs: the workload's, or the nearest that it
+    # divides (:func:`estimate`); batch_sequences / workload.batch_sequences - 1 is the move
+    batch_sequences: Array
+    # whether any layout divides the GPUs (and, for an exact batch, the batch) at all
+    layout_found: NDArray[np.bool_]
+    recompute: list[str]
+    verdict: list[str]
+    # the link most of the exposed communication waits on: nvlink, fabric, or none
+    comm_link: list[str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def cost_usd(self, price_usd_per_gpu_hour: Array) -> Array:
+        return self.gpu_hours * price_usd_per_gpu_hour
+
+    def row(self, index: int) -> dict[str, Any]:
+        """One profile's results as plain Python values (for JSON and tables)."""
+        out: dict[str, Any] = {}
+        for name, value in vars(self).items():
+            if name == "extra":
+                continue
+            item = value[index]
+            out[name] = item.item() if hasattr(item, "item") else item
+        out["layout"] = (
+            f"tp={int(self.tp[index])},pp={int(self.pp[index])},dp={int(self.dp[index])},"
+            f"mb={int(self.micro_batch[index])},recompute={self.recompute[index]}"
+            + (f",vpp={int(self.virtual_stages[index])}" if self.virtual_stages[index] > 1 else "")
+            + (f",cp={int(self.cp[index])}" if self.cp[index] > 1 else "")
+            + (
+                f",first={int(self.first_stage_layers[index])},"
+                f"last={int(self.last_stage_layers[index])}"
+                if self.stages[index]
+                else ""
+            )
+        )
+        return out
+
+
+def _ring_allreduce(size: Array, n: Array, bus: Array, step_latency: Array, base: float) -> Array:
+    """NCCL ring all-reduce: base + 2(n-1) steps + 2(n-1)/n S / busbw; 0 for one rank."""
+    time = base + 2 * (n - 1) * step_latency + 2 * (n - 1) / n * size / bus
+    return np.where(n > 1, time, 0.0)
+
+
+def _ring_gather(size: Array, n: Array, bus: Array, step_latency: Array, base: float) -> Array:
+    """Ring reduce-scatter or all-gather of a full array of ``size`` bytes."""
+    time = base + (n - 1) * step_latency + (n - 1) / n * size / bus
+    return np.where(n > 1, time, 0.0)
+
+
+def _recompute_label(mode: int, share: float) -> str:
+    """none, selective, full (every layer) or block-N% (full recompute of N% of the layers)."""
+    if RECOMPUTE_MODES[mode] is Recompute.FULL and share < 1.0:
+        return f"block-{share:.0%}"
+    return RECOMPUTE_MODES[mode].value
+
+
+def _gemm_width(workload: Workload, t: Array) -> Array:
+    """The layer's GEMMs' effective width on one tensor-parallel rank.
+
+    A GEMM of (tokens x K) by (K x N) with many tokens does about K N / (K + N) FLOPs per
+    element it moves, so that is its width; the layer's is the FLOP-weighted mean over
+    QKV (K = h, N = (q + 2 kv) / t), the output projection (K = q / t, N = h) and the MLP
+    (K = h, N = f / t, twice f when gated; then K = f / t, N = h). Tensor parallelism
+    narrows one side of each GEMM, not both.
+    """
+    h, kv, f = float(workload.hidden_size), float(workload.kv_dim), float(workload.ffn)
+    q = float(workload.q_dim)
+    up = 2.0 * f if workload.gated_mlp else f
+    gemms = (
+        (h, (q + 2.0 * kv) / t, h * (q + 2.0 * kv)),
+        (q / t, h, q * h),
+        (h, up / t, h * up),
+        (f / t, h, f * h),
+    )
+    total = sum(weight for _, _, weight in gemms)
+    return sum(weight * k * n / (k + n) for k, n, weight in gemms) / total
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """What every term reads: hardware profiles (P, 1) broadcast against layouts (1, K)."""
+
+    col: dict[str, Array]  # the profiles' columns, shaped (P, 1)
+    columns: HardwareProfiles  # the same, as profiles (for the fabric's scale curve)
+    t: Array
+    p: Array
+    b: Array  # micro-batch
+    v: Array  # interleaved chunks per stage
+    rc: Array  # recompute mode index (RECOMPUTE_MODES)
+    share: Array  # share of the layers fully recomputed
+    cp: Array  # context-parallel ranks: each holds s / cp of every sequence
+    dp: Array
+    m: Array  # micro-batches per step per pipeline
+    # the step's sequences over the workload's: the batch each layout runs (m x dp x b) is
+    # the workload's target rounded to what the layout divides, unless it is exact
+    batch_scale: Array
+    # uneven pipeline stages: the heaviest stage's load over the mean (compute, and the
+    # collectives per layer, wait on it), and the layers whose activations the binding stage
+    # keeps (the first stage's with p micro-batches in flight, or the second's with p - 1)
+    imbalance: Array
+    activation_layers: Array
+    stage_plans: NDArray[np.float64]  # (K, 3): each layout's first, middle and last stage layers
+    nodes: Array
+    nvlink_bus: Array
+    net_step: Array  # the fabric's NCCL step latency
+    beta: float  # bytes per activation element
+
+    def fabric_bus(self, group_nodes: Array) -> Array:
+        """The fabric's bus bandwidth per GPU for a group spanning ``group_nodes`` nodes."""
+        return self.col["nic_bytes_per_s"] * fabric_efficiency(self.columns, group_nodes)
+
+
+def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: ModelConstants) -> _Grid:
+    col = {name: getattr(hw, name)[:, None] for name in vars(hw)}  # (P, 1)
+    t, p, b = layout.tp[None, :], layout.pp[None, :], layout.micro_batch[None, :]  # (1, K)
+    rc = layout.recompute[None, :]
+    assert layout.recompute_share is not None and layout.cp is not None
+    cp = layout.cp[None, :]
+    dp = col["gpu_count"] / (t * p * cp)  # GPUs = TP x CP x PP x DP
+    sequences = float(workload.batch_sequences)
+    per_pass = dp * b  # sequences one micro-batch step takes across the data-parallel ranks
+    m = sequences / per_pass
+    if not workload.exact_batch:  # the nearest whole number of micro-batches, at least one
+        m = np.maximum(1.0, np.round(m))
+    plans = _stage_plans(workload.layers, layout)
+    imbalance, activation_layers = _stages(workload.layers, layout, plans)
+    return _Grid(
+        col=col,
+        columns=HardwareProfiles(**col),
+        t=t,
+        p=p,
+        b=b,
+        v=layout.virtual[None, :],
+        rc=rc,
+        share=np.where(rc == 2, layout.recompute_share[None, :], 0.0),
+        cp=cp,
+        dp=dp,
+        m=m,
+        batch_scale=m * per_pass / sequences,
+        imbalance=imbalance[None, :],
+        activation_layers=activation_layers[None, :],
+        stage_plans=plans,
+        nodes=np.ceil(col["gpu_count"] / col["gpus_per_node"]),
+        nvlink_bus=col["scaleup_bytes_per_s"] * c.nvlink_efficiency,
+        net_step=c.network_step_latency_s * col["fabric_alpha_multiplier"],
+        beta=1.0 if workload.precision is Precision.FP8 else 2.0,
+    )
+
+
+def _stage_plans(layers: int, layout: LayoutGrid) -> NDArray[np.float64]:
+    """Each layout's first, middle and last stage's layers (:func:`stage_plan`), shape (K, 3):
+    one plan per distinct (pp, first, last), however many layouts share it."""
+    assert layout.first_stage is not None and layout.last_stage is not None
+    keys = np.stack([layout.pp, layout.first_stage, layout.last_stage], axis=1)
+    distinct, inverse = np.unique(keys, axis=0, return_inverse=True, equal_nan=True)
+    plans = np.array(
+        [
+            stage_plan(
+                layers,
+                int(pp),
+                None if np.isnan(first) else int(first),
+                None if np.isnan(last) else int(last),
+            )
+            for pp, first, last in distinct
+        ],
+        dtype=np.float64,
+    )
+    return plans[inverse.reshape(-1)]
+
+
+def _stages(layers: int, layout: LayoutGrid, plans: NDArray[np.float64]) -> tuple[Array, Array]:
+    """Per layout: the heaviest pipeline stage's load over the mean (:func:`stage_imbalance`)
+    and the layers whose activations the binding stage keeps. Even stages: 1 and layers / p.
+    Uneven (:func:`stage_plan`): the first stage's layers with p micro-batches in flight or
+    the second's with p - 1 under 1F1B (Narayanan et al. 2021), whichever keeps more."""
+    pp = layout.pp
+    first, middle, last = plans[:, 0], plans[:, 1], plans[:, 2]
+    imbalance = stage_imbalance(layers, np.max(plans, axis=1), pp)
+    second = np.where(pp > 2, middle, last)
+    uneven = (first != middle) | (middle != last)
+    kept = np.where(uneven, np.maximum(first, second * (pp - 1) / pp), layers / pp)
+    return np.where(uneven, imbalance, 1.0), kept
+
+
+def _valid(workload: Workload, g: _Grid) -> Array:
+    """Layouts the GPUs divide into, TP inside the NVLink domain; with an exact batch, only
+    those whose data-parallel ranks and micro-batch divide it."""
+    n_gpu = g.col["gpu_count"]
+    # CP splits each sequence into 2 cp chunks for causal load balance, and runs on fused
+    # (flash) attention only (Megatron-Core's CP uses Transformer Engine's)
+    context = (g.cp == 1) | ((np.mod(workload.seq_len, 2 * g.cp) == 0) & workload.flash_attention)
+    return (
+        context
+        & (np.mod(n_gpu, g.t * g.p * g.cp) == 0)
+        & (g.t <= g.col["nvlink_domain_gpus"])
+        & (np.mod(g.m, 1.0) == 0)
+        & (g.m >= 1)
+        & ((g.v == 1) | (g.m >= g.p))  # an interleaved schedule needs a micro-batch per stage
+    )
+
+
+def _model_flops_step(workload: Workload) -> float:
+    """The model FLOPs of one step (model-notes 4.1), recompute excluded."""
+    attention_flops = workload.attention_flops_per_token
+    p_act, p_train = workload.active_params, workload.trainable_params
+    if workload.lora is None:
+        model_flops_token = 6.0 * p_act + attention_flops  # per token, fwd + bwd
+    else:  # frozen base: forward and input gradients only; weight gradients for adapters
+        model_flops_token = 4.0 * p_act + 6.0 * p_train + attention_flops
+    return model_flops_token * workload.batch_tokens
+
+
+def _stack_factor(workload: Workload, c: ModelConstants) -> float:
+    """The software stack's compute efficiency over the fitted (Megatron-class) one."""
+    return {
+        Stack.MEGATRON: 1.0,
+        Stack.FSDP: c.fsdp_efficiency_factor,
+        Stack.EAGER: c.eager_efficiency_factor,
+    }[workload.stack]
+
+
+def _high_precision_flops_step(workload: Workload) -> float:
+    """The part of a step's model FLOPs that runs in BF16 whatever the precision: attention
+    (scaled dot-product attention) and the embedding and output matrices (as 6N counts them).
+    Megatron-Core's FP8 recipes quantise the linear layers only ("SDPA/Embedding/LM Head/
+    Router/Loss/Optimizer, etc., remain at their original high precision": NVIDIA/Megatron-LM
+    docs/discussions/deepseek-v3-gb200-optimization @79e8592bb7a3); torchtitan's Float8
+    skips the output layer (train_configs/llama3_8b.toml filter_fqns = ["output"])."""
+    passes = 6.0 if workload.lora is None else 4.0  # frozen base: no weight gradients
+    per_token = workload.attention_flops_per_token + passes * workload.embedding_params
+    return per_token * workload.batch_tokens
+
+
+def _attention_recompute_share(workload: Workload, g: _Grid) -> Array:
+    """The share of the layers whose core attention is recomputed: those a full recompute
+    covers, and every layer under Megatron's selective recompute, which checkpoints the core
+    attention and runs its forward again in the backward (Korthikanti et al. 2022, section
+    4.2; Megatron-Core's default ``recompute_modules = ["core_attn"]``,
+    megatron/core/transformer/transformer_config.py and attention.py's
+    ``_checkpointed_attention_forward`` @d98e8a64ddf3). PyTorch's selective checkpointing
+    (torchtitan's SAC) saves the matmul and attention outputs and recomputes only elementwise
+    ops (torchtitan/distributed/activation_checkpoint.py ``_get_default_save_ops``
+    @b5bcd76c66d0): no FLOPs counted."""
+    selective = RECOMPUTE_MODES.index(Recompute.SELECTIVE)
+    if workload.stack is Stack.MEGATRON:
+        return np.where(g.rc == selective, 1.0, g.share)
+    return g.share
+
+
+@dataclass(frozen=True)
+class _Compute:
+    """Compute time per step and the part of it attention takes (both per profile x layout)."""
+
+    time: Array
+    attention: Array
+
+
+def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
+    """Compute time per step (model-notes 4.1), unfused attention's score traffic included.
+
+    In an FP8 job only the linear layers run at the FP8 peak; attention and the embedding
+    and output matrices run at BF16's (:func:`_high_precision_flops_step`)."""
+    col, t, share = g.col, g.t, g.share
+    # full recompute re-runs the forward of the layers it covers: 8PD instead of 6PD (4.1)
+    recompute = 1.0 + share / 3.0
+    # the share of the layers whose core attention (scores, softmax, their product with V)
+    # runs its forward twice: :func:`_attention_recompute_share`
+    attention_share = _attention_recompute_share(workload, g)
+    # the FLOPs grow with the batch the layout runs (its rounding of the target)
+    flops = _model_flops_step(workload) * g.batch_scale
+    high = _high_precision_flops_step(workload) * g.batch_scale
+    attention_flops = workload.attention_flops_per_token * workload.batch_tokens * g.batch_scale
+    # the per-rank matrix width at which a GPU reaches half its efficiency grows with its
+    # ridge point (peak FLOP/s over HBM bytes/s): a faster GPU needs bigger matrices
+    width = _gemm_width(workload, t)
+    ridge = col["peak_bf16"] / col["hbm_bytes_per_s"] / REFERENCE_RIDGE
+    eta = c.eta_compute_max * width / (width + c.matrix_width_half * ridge)
+    # eta_compute_max is an A100's: a GPU whose matmuls reach less of their peak (measured
+    # ceilings, gemm_ceilings.csv) reaches proportionally less of its own (a GPU without FP8
+    # has its BF16 peak and ceiling in the FP8 columns)
+    eta = eta * _stack_factor(workload, c) / REFERENCE_GEMM_CEILING
+    bf16_rate = col["gpu_count"] * col["peak_bf16"] * eta * col["gemm_ceiling_bf16"]
+    if workload.precision is Precision.FP8:
+        fp8 = (
+            c.fp8_efficiency_factor
+            if workload.stack is Stack.MEGATRON
+            else c.fsdp_fp8_efficiency_factor
+        )
+        peak = col["peak_fp8"]
+        factor = np.where(peak > col["peak_bf16"], fp8, 1.0)
+        linear_rate = col["gpu_count"] * peak * eta * factor * col["gemm_ceiling_fp8"]
+    else:
+        linear_rate = bf16_rate
+    # attention's forward is a third of its forward and backward (4 of 12 l s h)
+    attention = (1.0 + attention_share / 3.0) * attention_flops / bf16_rate
+    others = recompute * ((flops - high) / linear_rate + (high - attention_flops) / bf16_rate)
+    compute = others + attention
+    if not workload.flash_attention:
+        # unfused attention moves its s x s scores through HBM: the fused scale-mask-softmax
+        # reads and writes them (2 + 2 bytes per element forward, 6 backward) and dropout
+        # adds a read, a write and a mask (5 each way); a full recompute repeats the forward
+        s = workload.seq_len
+        forward = 4.0 + (5.0 if workload.dropout else 0.0)
+        backward = 6.0 + (5.0 if workload.dropout else 0.0)
+        per_score = forward * (1.0 + attention_share) + backward
+        scores_per_gpu = (workload.layers / g.p) * g.m * g.b * (workload.heads / t) * float(s) * s
+        traffic = scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
+        compute, attention = compute + traffic, attention + traffic
+    # uneven pipeline stages: every stage waits on the heaviest
+    return _Compute(time=compute * g.imbalance, attention=attention * g.imbalance)
+
+
+def _tp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
+    """Tensor parallel: 4 all-reduces per layer per micro-batch (+2 with full recompute)."""
+    tp_volume = g.b * (workload.seq_len / g.cp) * workload.hidden_size * g.beta
+    tp_colls = 4.0 + 2.0 * g.share
+    tp_time = (
+        (g.m * workload.layers / g.p)
+        * tp_colls
+        * _ring_allreduce(
+            tp_volume, g.t, g.nvlink_bus, c.nvlink_step_latency_s, c.collective_base_latency_s
+        )
+    )
+    if workload.tp_comm_overlap:  # collectives split and pipelined with the GEMMs
+        tp_time = tp_time * (1.0 - c.tp_overlap_share)
+    return tp_time
+
+
+def _pp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
+    """Pipeline: activations cross (p-1) stage boundaries on the critical path, fwd + bwd."""
+    p = g.p
+    tp_volume = g.b * (workload.seq_len / g.cp) * workload.hidden_size * g.beta
+    multi_node = g.nodes > 1
+    p2p_bus = np.where(multi_node, g.fabric_bus(np.minimum(p, g.nodes)), g.nvlink_bus)
+    p2p_latency = np.where(multi_node, g.net_step, c.nvlink_step_latency_s)
+    return np.where(
+        p > 1,
+        2.0 * (p - 1) * g.v * (p2p_latency + tp_volume / g.t / np.maximum(p2p_bus, 1.0)),
+        0.0,
+    )
+
+
+def _cp_comm(
+    workload: Workload, g: _Grid, c: ModelConstants, attention: Array
+) -> tuple[Array, Array]:
+    """Context parallelism's KV exchange (model-notes; Megatron-Core's context_parallel
+    guide): each rank's K and V chunk goes round the CP ring, all-gathered in the forward,
+    gathered again and its gradient reduce-scattered in the backward (and once more when a
+    recompute repeats attention's forward). GQA's few KV heads keep it small. As in Ring
+    Attention, a chunk's transfer overlaps the attention on the previous one, so only what
+    exceeds the layer's attention compute is exposed. (exposed time, its part on the fabric)"""
+    cp, t, p, m = g.cp, g.t, g.p, g.m
+    kv_chunk = g.b * (workload.seq_len / cp) * 2.0 * workload.kv_dim * g.beta / t
+    ring = t * cp  # a CP group is the counterparts of a TP group: t x cp consecutive ranks
+    on_fabric = ring > g.col["nvlink_domain_gpus"]
+    bus = np.where(
+        on_fabric,
+        g.fabric_bus(np.maximum(np.ceil(ring / g.col["gpus_per_node"]), 1.0)),
+        g.nvlink_bus,
+    )
+    latency = np.where(on_fabric, g.net_step, c.nvlink_step_latency_s)
+    # a recomputed core attention exchanges its K and V once more
+    passes = 3.0 + _attention_recompute_share(workload, g)
+    per_layer = passes * (cp - 1) * (latency + kv_chunk / np.maximum(bus, 1.0))
+    # the attention compute per layer and micro-batch
+    layer_calls = m * workload.layers / p
+    attention_layer = attention / layer_calls
+    exposed = np.where(cp > 1, layer_calls * np.maximum(0.0, per_layer - attention_layer), 0.0)
+    return exposed, np.where(on_fabric, exposed, 0.0)
+
+
+@dataclass(frozen=True)
+class _Parameters:
+    """Parameters held per GPU (model-notes 4.8) and the expert groups they shard over."""
+
+    ep: Array  # expert-parallel ranks
+    edp: Array  # expert-data-parallel ranks: each expert's copies
+    here: Array  # parameters one GPU holds
+    sharded: Array  # what one optimizer shard holds once ZeRO splits each part over its group
+    lora: Array  # a LoRA job's trainable adapters per GPU
+
+
+def _parameters(workload: Workload, g: _Grid) -> _Parameters:
+    # the dense part split by TP and PP; the routed experts split by PP and by EP over the
+    # stage's dp x tp GPUs (expert TP 1, as DeepSeek-V3 and Megatron-Core's MoE recipes run),
+    # so each expert's copies form an expert-data-parallel group of dp x tp / ep GPUs, over
+    # which ZeRO shards its states and its gradients reduce
+    # CP ranks hold the same weights: the gradient and optimizer group is dp x cp
+    t, p, dp, moe = g.t, g.p, g.dp * g.cp, workload.moe
+    ep = (
+        np.minimum(float(moe.expert_parallel or moe.experts), dp * t)
+        if moe is not None
+        else np.ones_like(dp)
+    )
+    edp = dp * t / ep
+    # the embeddings sit on the end stages, not spread over them: the most loaded stage holds
+    # its layers and one vocabulary x hidden matrix (both when one stage holds the model);
+    # as Megatron-LM's theoretical memory formula counts them
+    embedding = float(workload.embedding_params)
+    one_matrix = float(workload.vocab_size * workload.hidden_size)
+    end_stage = np.where(p > 1, one_matrix, embedding)
+    layers_dense = workload.total_params - workload.expert_params - embedding
+    dense_here = (layers_dense / p + end_stage) / t
+    experts_here = workload.expert_params / (p * ep)
+    return _Parameters(
+        ep=ep,
+        edp=edp,
+        here=dense_here + experts_here,
+        sharded=dense_here / dp + experts_here / edp,
+        lora=workload.trainable_params / (t * p),
+    )
+
+
+def _dp_comm(
+    workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters, compute: Array
+) -> tuple[Array, Array]:
+    """Data parallel / ZeRO / FSDP (4.4) over a hierarchical group (4.3): (time, exposed)."""
+    # the gradients are reduced over the data-parallel-with-context group, dp x cp ranks
+    dp, t, p, per_node = g.dp * g.cp, g.t, g.p, g.col["gpus_per_node"]
+    dp_per_node = np.maximum(1.0, np.minimum(dp, per_node / np.minimum(t * p, per_node)))
+    dp_nodes = np.ceil(dp / dp_per_node)
+    dp_bus = np.where(
+        dp_nodes > 1,
+        np.minimum(g.nvlink_bus, dp_per_node * g.fabric_bus(dp_nodes)),
+        g.nvlink_bus,
+    )
+    dp_latency = np.where(dp_nodes > 1, g.net_step, c.nvlink_step_latency_s)
+    shard_params = params.lora if workload.lora is not None else params.here
+    grad_bytes = shard_params * 2.0
+    backward = compute * 2.0 / 3.0
+    if workload.zero_stage == 3:
+        # FSDP gathers the weights for the forward and again for the backward of every
+        # micro-batch, layer by layer, and reduce-scatters the gradients once per step;
+        # the gathers are prefetched under the whole compute, not only the backward
+        gather = _ring_gather(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
+        dp_time = (2.0 * g.m + 1.0) * gather + 2.0 * g.m * (workload.layers / p) * np.where(
+            dp > 1, dp_latency, 0.0
+        )
+        dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * compute)
+    else:
+        dp_time = _ring_allreduce(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
+        dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * backward)
+    return dp_time, dp_exposed
+
+
+def _ep_comm(
+    workload: Workload, g: _Grid, c: ModelConstants, ep: Array, compute: Array
+) -> tuple[Array, Array]:
+    """Expert parallel all-to-all (4.4): (time, the part of it spent on the fabric)."""
+    moe = workload.moe
+    if moe is None:
+        zero = np.zeros_like(compute)
+        return zero, zero
+    t, p, m, h, s = g.t, g.p, g.m, workload.hidden_size, workload.seq_len
+    domain, per_node, net_step = g.col["nvlink_domain_gpus"], g.col["gpus_per_node"], g.net_step
+    moe_layers = round(workload.layers * moe.moe_layer_fraction)
+    # with TP, sequence parallelism splits the tokens (Megatron requires it for MoE with
+    # TP > 1): each rank dispatches s/t of them, then gathers over TP on NVLink
+    volume = g.b * s / (t * g.cp) * moe.top_k * h * g.beta * (ep - 1) / ep
+    local = np.minimum(ep, domain / t)
+    nvlink_part = (np.maximum(local, 1.0) - 1) / ep
+    nic_part = np.maximum(0.0, ep - local) / ep
+    a2a_nodes = np.ceil(ep * t / per_node)
+    a2a_bus = g.fabric_bus(np.maximum(a2a_nodes, 1.0)) * c.alltoall_efficiency
+    one = (
+        c.collective_base_latency_s
+        + (ep - 1) * np.where(nic_part > 0, net_step, c.nvlink_step_latency_s)
+        + volume * nvlink_part / g.nvlink_bus
+        + volume * nic_part / np.maximum(a2a_bus, 1.0)
+    )
+    ep_time = np.where(ep > 1, (m * moe_layers / p) * 4.0 * one, 0.0)
+    # the part of it spent on the fabric: bytes to peers outside the NVLink domain
+    ep_fabric = np.where(
+        (ep > 1) & (nic_part > 0),
+        (m * moe_layers / p)
+        * 4.0
+        * ((ep - 1) * net_step + volume * nic_part / np.maximum(a2a_bus, 1.0)),
+        0.0,
+    )
+    if workload.ep_comm_overlap:
+        # hidden under the compute of the micro-batch it is paired with, never more
+        hidden = c.ep_overlap_share * np.minimum(ep_time, compute)
+        kept = np.where(ep_time > 0, 1.0 - hidden / np.maximum(ep_time, 1e-30), 1.0)
+        ep_time, ep_fabric = ep_time * kept, ep_fabric * kept
+    return ep_time, ep_fabric
+
+
+def _optimizer(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters) -> Array:
+    """The optimizer step (4.7): the bytes of its parameter shard through HBM."""
+    optimizer_params = (
+        (params.lora / np.where(workload.zero_stage >= 1, g.dp * g.cp, 1.0))
+        if workload.lora is not None
+        else (params.sharded if workload.zero_stage >= 1 else params.here)
+    )
+    return optimizer_params * c.optimizer_bytes_per_param / g.col["hbm_bytes_per_s"]
+
+
+def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters) -> Array:
+    """Bytes per GPU (4.8): bf16 weights, fp32 gradients, fp32 Adam states and master
+    weights (2 + 4 + 12 bytes per parameter, as Megatron-LM keeps its main gradients in fp32
+    for bf16 training), each ZeRO stage sharding more of them; FSDP (stage 3) keeps fp32
+    sharded parameters as the master copy (4 + 4 + 8); activations of the first stage."""
+    t, p, b, v, m, rc, share = g.t, g.p, g.b, g.v, g.m, g.rc, g.share
+    s, h = workload.seq_len / g.cp, workload.hidden_size  # CP: each rank holds s / cp tokens
+    if workload.lora is not None:
+        states = 2.0 * params.here + 16.0 * params.lora
+    else:
+        states = {
+            0: 18.0 * params.here,
+            1: 6.0 * params.here + 12.0 * params.sharded,
+            2: 2.0 * params.here + 16.0 * params.sharded,
+            3: 16.0 * params.sharded,
+        }[workload.zero_stage]
+    heads = workload.heads
+    kept = workload.activation_bytes_per_token_width  # 34 for GPT-3 with dropout
+    # the attention scores (softmax output 2 a s^2 b; with dropout also its 1-byte mask and
+    # its 2-byte output) are what selective recompute drops; Flash never stores them
+    scores = 0.0 if workload.flash_attention else (5.0 if workload.dropout else 2.0) * heads * s / h
+    per_layer = np.select(
+        [rc == 0, rc == 1],
+        [s * b * h * (kept + scores) / t, kept * s * b * h / t],
+        # block recompute: the covered layers keep their input only, the others everything
+        (share * 2.0 + (1.0 - share) * (kept + scores)) * s * b * h / t,
+    )
+    # micro-batches whose activations stage 0 holds at once: p under 1F1B; interleaved,
+    # Megatron's warm-up of 2(p-1) + (v-1)p chunks plus the one in flight, i.e. p + (p-1)/v
+    # stages' worth (Korthikanti's 1 + (p-1)/(pv) factor), but never more than the m
+    # micro-batches there are
+    chunks = np.minimum(m * v, 2.0 * (p - 1) + (v - 1) * p + 1)
+    in_flight = np.where(v > 1, chunks / v, np.minimum(p, m))
+    # the logits (fp32 for the loss) live on the last stage; the first holds more unless one
+    # stage holds the whole model
+    logits = np.where(p > 1, 0.0, 4.0 * s * b * workload.vocab_size / t)
+    activations = g.activation_layers * per_layer * in_flight + logits
+    return states + activations + c.buffer_bytes
+
+
+def _goodput(n: Array, c: ModelConstants) -> Array:
+    """Failures (4.9): Young's checkpoint interval and its first-order waste."""
+    mtbf_h = c.gpu_hours_per_interruption / n
+    interval_s = np.sqrt(2.0 * c.checkpoint_s * mtbf_h * 3600.0)
+    waste = (
+        c.checkpoint_s / interval_s
+        + interval_s / (2.0 * mtbf_h * 3600.0)
+        + c.restart_s / (mtbf_h * 3600.0)
+    )
+    return np.clip(1.0 - waste, 0.05, 1.0)
+
+
+def estimate(
+    workload: Workload,
+    hw: HardwareProfiles,
+    layout: LayoutGrid | None = None,
+    constants: ModelConstants | None = None,
+) -> Estimate:
+    """Estimate ``workload`` on every profile of ``hw``; search layouts unless one is given.
+
+    One pure function per term, each over the (profile, layout) grid: compute, the TP, PP,
+    DP and EP collectives, bubble, optimizer, memory; then the fastest valid layout that
+    fits is chosen per profile, and failures turn its step time into time-to-train.
+    """
+    c = constants or ModelConstants()
+    if layout is None:
+        layout = LayoutGrid.search(workload, int(np.max(hw.nvlink_domain_gpus)))
+    g = _grid(workload, hw, layout, c)
+    t, p, b, v, dp = g.t, g.p, g.b, g.v, g.dp
+    valid = _valid(workload, g)
+    computed = _compute(workload, g, c)
+    compute = computed.time
+    # the collectives per layer, like the compute, wait on the heaviest stage
+    tp_time = _tp_comm(workload, g, c) * g.imbalance
+    pp_time = _pp_comm(workload, g, c)
+    params = _parameters(workload, g)
+    dp_time, dp_exposed = _dp_comm(workload, g, c, params, compute)
+    ep_time, ep_fabric = _ep_comm(workload, g, c, params.ep, compute)
+    ep_time, ep_fabric = ep_time * g.imbalance, ep_fabric * g.imbalance
+    cp_time, cp_fabric = _cp_comm(workload, g, c, computed.attention)
+    bubble = (p - 1) / (v * g.m) * compute  # (4.6)
+    optimizer = _optimizer(workload, g, c, params)
+    step = (
+        compute * (1.0 + c.overlap_sm_contention)
+        + bubble
+        + tp_time
+        + pp_time
+        + ep_time
+        + cp_time
+        + dp_exposed
+        + optimizer
+    )
+    memory = _memory(workload, g, c, params)
+    fits = memory <= g.col["hbm_bytes"] * (1.0 - c.memory_headroom)
+
+    # ---- choose, per profile, among the valid layouts that fit: those that run the batch
+    # nearest the workload's (its own when one divides it), the fastest per token of them
+    # a given layout's unstated parts are searched among the choices that fit; when none
+    # does, the given layout is still estimated (and reported as not fitting)
+    batch_scale = np.broadcast_to(g.batch_scale, step.shape)
+    gap = np.abs(batch_scale - 1.0)
+    per_token = step / batch_scale
+
+    def nearest(allowed: NDArray[np.bool_]) -> Array:
+        closest = np.min(np.where(allowed, gap, np.inf), axis=1, keepdims=True)
+        return np.where(allowed & (gap <= closest + 1e-9), per_token, np.inf)
+
+    fitting = nearest(valid & fits)
+    if layout.given:
+        any_fits = np.isfinite(fitting).any(axis=1, keepdims=True)
+        candidate = np.where(any_fits, fitting, nearest(np.asarray(valid)))
+    else:
+        candidate = fitting
+    best = np.argmin(candidate, axis=1)
+    found = np.isfinite(candidate[np.arange(len(hw)), best])
+    fits_chosen = np.asarray(np.broadcast_to(fits, candidate.shape)[np.arange(len(hw)), best])
+    # where nothing fits, report the smallest-memory valid layout so the user sees why
+    fallback = np.argmin(np.where(valid, memory, np.inf), axis=1)
+    pick = np.where(found, best, fallback)
+    rows = np.arange(len(hw))
+
+    def chosen(values: Array) -> Array:
+        full = np.broadcast_to(values, candidate.shape)
+        return np.asarray(full[rows, pick], dtype=np.float64)
+
+    step_s = np.where(found, chosen(step), np.nan)
+    scale = chosen(batch_scale)
+    model_flops_step = _model_flops_step(workload) * scale
+    tokens_step = workload.batch_tokens * scale
+    compute_s = chosen(compute)
+    bubble_s = chosen(bubble)
+    tp_s, pp_s, ep_s = chosen(tp_time), chosen(pp_time), chosen(ep_time)
+    cp_s = chosen(cp_time)
+    dp_raw, dp_exp = chosen(dp_time), chosen(dp_exposed)
+    opt_s = chosen(optimizer)
+    n = hw.gpu_count
+
+    goodput = _goodput(n, c)
+
+    exposed = tp_s + pp_s + ep_s + cp_s + dp_exp
+    fabric_part = np.where(hw.nodes > 1, pp_s + dp_exp, 0.0) + chosen(ep_fabric) + chosen(cp_fabric)
+    tokens_per_s = tokens_step / step_s
+    rented = np.ceil(n / hw.gpus_per_node) * hw.gpus_per_node
+    train_s = workload.tokens / tokens_step * step_s / goodput
+    comm_fraction = exposed / step_s
+    verdict = [
+        "unknown"
+        if not np.isfinite(f)
+        else "communication-bound"
+        if f > c.communication_bound_from or r > 1.0
+        else "balanced"
+        if f >= c.balanced_from
+        else "compute-bound"
+        for f, r in zip(
+            comm_fraction, (tp_s + pp_s + ep_s + cp_s + dp_raw) / compute_s, strict=True
+        )
+    ]
+    fabric_share = np.where(exposed > 0, fabric_part / np.maximum(exposed, 1e-12), 0.0)
+    stages = [tuple(int(n) for n in plan) for plan in g.stage_plans[pick]]
+    comm_link = [
+        "none" if not e > 0 else "fabric" if f >= 0.5 else "nvlink"
+        for e, f in zip(exposed, fabric_share, strict=True)
+    ]
+    return Estimate(
+        step_time_s=step_s,
+        compute_s=compute_s,
+        tp_comm_s=tp_s,
+        pp_comm_s=pp_s,
+        dp_comm_exposed_s=dp_exp,
+        ep_comm_s=ep_s,
+        bubble_s=bubble_s,
+        cp_comm_s=cp_s,
+        optimizer_s=opt_s,
+        failure_overhead_s=step_s * (1.0 / goodput - 1.0),
+        tokens_per_s=tokens_per_s,
+        tflops_per_gpu=model_flops_step / step_s / n / 1e12,
+        mfu=model_flops_step
+        / step_s
+        / (n * (hw.peak_fp8 if workload.precision is Precision.FP8 else hw.peak_bf16)),
+        goodput=goodput,
+        time_to_train_h=train_s / 3600.0,
+        gpu_hours=rented * train_s / 3600.0,
+        comm_fraction_exposed=comm_fraction,
+        comm_to_compute_raw=(tp_s + pp_s + ep_s + cp_s + dp_raw) / compute_s,
+        fabric_share_of_comm=fabric_share,
+        memory_gb_per_gpu=chosen(memory) / GIB,
+        fits_memory=found & fits_chosen,
+        tp=chosen(np.broadcast_to(t, candidate.shape)),
+        pp=chosen(np.broadcast_to(p, candidate.shape)),
+        dp=chosen(dp),
+        micro_batch=chosen(np.broadcast_to(b, candidate.shape)),
+        virtual_stages=chosen(np.broadcast_to(v, candidate.shape)),
+        cp=chosen(np.broadcast_to(g.cp, candidate.shape)),
+        first_stage_layers=g.stage_plans[pick, 0],
+        last_stage_layers=g.stage_plans[pick, 2],
+        stages=[
+            stage_label(int(layout.pp[k]), *plan) for k, plan in zip(pick, stages, strict=True)
+        ],
+        batch_sequences=workload.batch_sequences * scale,
+        layout_found=np.asarray(np.any(valid, axis=1)),
+        recompute=[
+            _recompute_label(int(i), float(f))
+            for i, f in zip(layout.recompute[pick], layout.recompute_share[pick], strict=True)
+        ],
+        verdict=verdict,
+        comm_link=comm_link,
+    )

@@ -1,0 +1,649 @@
+"""The procurement shortlist: chosen offers, their numbers and sources, and what to ask.
+
+``build`` ranks the workload (fabricscope/rank/ranking.py) and keeps the offers the user picked (by
+key) or the top K; ``write`` turns that into three files a buyer can hand on:
+
+- ``PREFIX.csv``: the shortlisted ranking rows, every column, exactly as ``fabricscope rank``
+  computes them, plus each provider's transparency score.
+- ``PREFIX.xlsx``: sheets ``shortlist`` (the same rows, the columns a buyer decides on:
+  SHORTLIST_COLUMNS), ``details`` (every other column of those rows), ``assumptions`` (the
+  workload, the request, the model's constants and the ranking's priors, the snapshot),
+  ``transparency`` (every answer for the shortlisted providers with its evidence), ``fabric
+  sensitivity`` and one ``RFI <provider>`` sheet per provider with its open questions. Every
+  sheet has human headers (COLUMNS), a bold frozen header row and widths fitted to its
+  content; numbers keep their full precision and are formatted for reading (USD, days, %).
+- ``PREFIX.md``: a memo: the workload, the ranking, the verdict, what the fabric is worth for
+  this job (the same offers estimated on InfiniBand and on plain Ethernet), and per provider
+  the request-for-information questions still unanswered, ready to send.
+
+Every number comes from one ranking of one snapshot, whose id every file names.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from openpyxl.styles import Alignment, Font
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
+
+from fabricscope.evidence import transparency
+from fabricscope.model.scaling import ModelConstants
+from fabricscope.rank import ranking
+
+SENSITIVITY_CLASSES = ("infiniband", "ethernet")
+
+
+# the memo flags a price its source observed longer ago than this
+STALE_PRICE_DAYS = 30
+
+
+class ShortlistError(ValueError):
+    """A shortlist that cannot be built; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Shortlist:
+    result: ranking.RankResult
+    rows: pd.DataFrame  # the shortlisted ranking rows, in rank order
+    answers: tuple[transparency.Answer, ...]  # of the shortlisted providers
+    scores: dict[str, transparency.ProviderScore]
+    open_questions: dict[str, list[transparency.Question]]
+    sensitivity: pd.DataFrame  # per row: time and cost on each SENSITIVITY_CLASSES fabric
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self.result.snapshot.snapshot_id if self.result.snapshot else None
+
+
+def build(
+    warehouse: Path,
+    request: ranking.RankRequest,
+    top: int | None = None,
+    offer_keys: Sequence[str] | None = None,
+    now: datetime | None = None,
+) -> Shortlist:
+    """Rank (prices aged at ``now``, default the clock), then keep ``offer_keys`` (in rank
+    order) or the ``top`` rows."""
+    if (top is None) == (not offer_keys):
+        raise ShortlistError("pick the offers: give either top K or offer keys")
+    if top is not None and top < 1:
+        raise ShortlistError(f"top must be at least 1 (got {top})")
+    result = ranking.rank(warehouse, request, now)
+    return from_result(result, top, offer_keys)
+
+
+def from_result(
+    result: ranking.RankResult, top: int | None = None, offer_keys: Sequence[str] | None = None
+) -> Shortlist:
+    offers = result.offers
+    if offer_keys:
+        unknown = [key for key in offer_keys if key not in set(offers["offer_key"])]
+        if unknown:
+            excluded = dict(
+                zip(result.excluded["offer_key"], result.excluded["reason"], strict=False)
+            )
+            why = [f"{key} ({excluded.get(key, 'not a current offer')})" for key in unknown]
+            raise ShortlistError(f"not in the ranking: {'; '.join(why)}")
+        rows = offers[offers["offer_key"].isin(offer_keys)]
+    else:
+        rows = offers.head(top)
+    if rows.empty:
+        raise ShortlistError("no offer qualifies for this workload and these constraints")
+    rows = rows.reset_index(drop=True)
+    providers = list(dict.fromkeys(rows["provider"]))
+    answers = tuple(a for a in result.answers if a.provider in providers)
+    scores = transparency.scores(answers) if answers else {}
+    questions = {
+        p: transparency.open_questions(answers, p) if p in scores else [] for p in providers
+    }
+    return Shortlist(result, rows, answers, scores, questions, _sensitivity(result, rows))
+
+
+def _sensitivity(result: ranking.RankResult, rows: pd.DataFrame) -> pd.DataFrame:
+    """The shortlisted offers estimated as if on each of SENSITIVITY_CLASSES."""
+    frame = rows[["offer_key", "provider", "offer_label", "instance_type", "gpus", "nodes"]].copy()
+    if result.catalog.empty:
+        return frame
+    for fabric in SENSITIVITY_CLASSES:
+        other = result.what_if(fabric).offers.set_index("offer_key")
+        frame[f"time_to_train_h_{fabric}"] = [
+            other["time_to_train_h"].get(key) for key in frame["offer_key"]
+        ]
+        frame[f"cost_usd_{fabric}"] = [other["cost_usd"].get(key) for key in frame["offer_key"]]
+    return frame
+
+
+# ---- files
+
+
+def write(shortlist: Shortlist, prefix: Path) -> list[Path]:
+    """Write PREFIX.csv, PREFIX.xlsx and PREFIX.md (each whole or not at all)."""
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    paths = [prefix.with_name(prefix.name + suffix) for suffix in (".csv", ".xlsx", ".md")]
+    _atomic(paths[0], lambda path: csv_frame(shortlist).to_csv(path, index=False))
+    _atomic(paths[1], lambda path: _write_xlsx(shortlist, path))
+    _atomic(paths[2], lambda path: path.write_text(memo(shortlist), encoding="utf-8"))
+    return paths
+
+
+def _atomic(path: Path, write_to: Any) -> None:
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(handle)
+    try:
+        write_to(Path(temporary))
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def csv_frame(shortlist: Shortlist) -> pd.DataFrame:
+    return shortlist.rows[ranking.RANKED_COLUMNS]
+
+
+def assumptions(shortlist: Shortlist) -> pd.DataFrame:
+    request = shortlist.result.request
+    snapshot = shortlist.result.snapshot
+    items: list[tuple[str, str, Any]] = [
+        ("snapshot", "snapshot_id", shortlist.snapshot_id),
+        ("snapshot", "published_at", snapshot.published_at.isoformat() if snapshot else None),
+    ]
+    items += [("workload", k, _cell(v)) for k, v in request.workload.model_dump().items()]
+    items += [
+        ("request", k, _cell(v))
+        for k, v in request.model_dump(mode="json", exclude={"workload"}).items()
+    ]
+    items += [("model constant", k, v) for k, v in asdict(ModelConstants()).items()]
+    items += [
+        ("ranking prior", "unknown fabric estimated as", " to ".join(ranking.UNKNOWN_FABRIC_RANGE)),
+        (
+            "ranking prior",
+            "unknown fabric, worse end: TCP on a front-end NIC, Gb/s per node",
+            ranking.UNKNOWN_GBPS_PER_NODE_WORST,
+        ),
+        (
+            "ranking prior",
+            "stated class, unknown bandwidth, Gb/s per GPU",
+            " to ".join(f"{g:g}" for g in ranking.UNKNOWN_GBPS_PER_GPU),
+        ),
+        (
+            "ranking prior",
+            "stated Ethernet (TCP), unknown bandwidth, Gb/s per node",
+            " to ".join(f"{g:g}" for g in ranking.STATED_TCP_GBPS_PER_NODE),
+        ),
+        ("ranking prior", "GPUs per HGX node", ranking.HGX_GPUS_PER_NODE),
+        ("ranking prior", "order by", "the pessimistic end of each range"),
+    ]
+    return pd.DataFrame(items, columns=["kind", "name", "value"])
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, list | tuple | dict):
+        return str(value)
+    return value
+
+
+def answers_frame(shortlist: Shortlist) -> pd.DataFrame:
+    rows = []
+    for answer in shortlist.answers:
+        evidence = answer.evidence[0] if answer.evidence else None  # the best one
+        rows.append(
+            {
+                "provider": answer.provider,
+                "question_id": answer.question_id,
+                "answer": answer.value.value,
+                "reason": answer.reason,
+                "quote": evidence.quote if evidence else None,
+                "source_url": evidence.source_url if evidence else None,
+                "observed_at": evidence.observed_at.isoformat() if evidence else None,
+                "obtained_by": evidence.obtained_by if evidence else None,
+                "questionnaire_version": answer.questionnaire_version,
+                "snapshot_id": answer.snapshot_id,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _rfi_frame(shortlist: Shortlist, provider: str) -> pd.DataFrame:
+    given = {a.question_id: a for a in shortlist.answers if a.provider == provider}
+    rows = []
+    for question in shortlist.open_questions.get(provider, []):
+        answer = given.get(question.id)
+        rows.append(
+            {
+                "question_id": question.id,
+                "question": question.text,
+                "what we know": answer.value.value if answer else "unknown",
+                "why": answer.reason if answer else "no current fact",
+                "why it matters": question.why,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["question_id", "question", "what we know", "why", "why it matters"]
+    )
+
+
+def _sheet_name(provider: str, used: set[str]) -> str:
+    name = f"RFI {provider}"[:31]
+    for char in "[]:*?/\\":
+        name = name.replace(char, "_")
+    base, n = name, 2
+    while name in used:
+        name = f"{base[:28]} {n}"
+        n += 1
+    used.add(name)
+    return name
+
+
+def _write_xlsx(shortlist: Shortlist, path: Path) -> None:
+    rows = csv_frame(shortlist)
+    decisive = [column for column in SHORTLIST_COLUMNS if column in rows.columns]
+    details = [*ROW_IDENTITY, *(c for c in rows.columns if c not in decisive)]
+    sheets = {
+        "shortlist": (rows[decisive], len(ROW_IDENTITY)),
+        "details": (rows[details], len(ROW_IDENTITY)),
+        "assumptions": (assumptions(shortlist), 0),
+        "transparency": (answers_frame(shortlist), 0),
+        "fabric sensitivity": (shortlist.sensitivity, 0),
+    }
+    used = set(sheets)
+    for provider in shortlist.open_questions:
+        sheets[_sheet_name(provider, used)] = (_rfi_frame(shortlist, provider), 0)
+    with pd.ExcelWriter(path, engine="openpyxl") as writer:
+        for name, (frame, frozen_columns) in sheets.items():
+            _excel_frame(frame).to_excel(writer, sheet_name=name, index=False)
+            _style(writer.sheets[name], list(frame.columns), frozen_columns)
+
+
+# ---- the workbook's columns: headers and number formats
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    """How a number reads: Excel's format for the cell, and the same in Python's format
+    mini-language, to measure the width the cell needs."""
+
+    excel: str
+    python: str
+
+
+USD = NumberFormat('"$"#,##0', "${:,.0f}")
+USD_CENTS = NumberFormat('"$"#,##0.00', "${:,.2f}")
+USD_TENTHS_OF_CENTS = NumberFormat('"$"#,##0.000', "${:,.3f}")
+COUNT = NumberFormat("#,##0", "{:,.0f}")
+ONE_DECIMAL = NumberFormat("#,##0.0", "{:,.1f}")
+TWO_DECIMALS = NumberFormat("0.00", "{:.2f}")
+THREE_DECIMALS = NumberFormat("0.000", "{:.3f}")
+PERCENT = NumberFormat("0%", "{:.0%}")
+PERCENT_ONE_DECIMAL = NumberFormat("0.0%", "{:.1%}")
+DATE = NumberFormat("yyyy-mm-dd", "{:%Y-%m-%d}")
+TIME = NumberFormat("yyyy-mm-dd hh:mm", "{:%Y-%m-%d %H:%M}")
+
+HOURS_PER_DAY = 24.0
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    number: NumberFormat | None = None  # None: text, or a number as General shows it
+    scale: float = 1.0  # the cell holds value * scale (hours shown as days)
+
+
+def _in_days(header: str) -> Column:
+    """A duration the rows hold in hours, shown to people in days."""
+    return Column(header, ONE_DECIMAL, 1.0 / HOURS_PER_DAY)
+
+
+FABRIC_NAMES = {"infiniband": "InfiniBand", "ethernet": "plain Ethernet"}
+
+# every column a sheet of the workbook shows, by its name in the frames (and the CSV)
+COLUMNS: dict[str, Column] = {
+    "rank": Column("Rank", COUNT),
+    "provider": Column("Provider (runs on)"),
+    "sold_by": Column("Sold by"),
+    "sold_and_run_by": Column("Who you pay"),
+    "offer_label": Column("Offer"),
+    "instance_type": Column("Offer id"),
+    "region": Column("Region"),
+    "regions": Column("Regions"),
+    "region_count": Column("Regions (count)", COUNT),
+    "pricing_tier": Column("Pricing tier"),
+    "gpu_model": Column("GPU model"),
+    "gpus": Column("GPUs", COUNT),
+    "gpus_per_node": Column("GPUs per node", COUNT),
+    "nodes": Column("Nodes", COUNT),
+    "time_to_train_h": _in_days("Time to train (days)"),
+    "time_to_train_h_low": _in_days("Time to train, best fabric case (days)"),
+    "cost_usd": Column("Cost (USD)", USD),
+    "cost_usd_low": Column("Cost, best fabric case (USD)", USD),
+    "usd_per_million_tokens": Column("Cost per million tokens (USD)", USD_TENTHS_OF_CENTS),
+    "mfu": Column("MFU", PERCENT),
+    "verdict": Column("Verdict"),
+    "comm_fraction_exposed": Column("Exposed communication (share of step)", PERCENT_ONE_DECIMAL),
+    "fabric_share_of_comm": Column("Inter-node fabric share of communication", PERCENT),
+    "layout": Column("Parallel layout"),
+    "memory_gb_per_gpu": Column("Memory per GPU (GB)", ONE_DECIMAL),
+    "fabric_class": Column("Fabric stated"),
+    "fabric_estimated_as": Column("Fabric (costed as)"),
+    "fabric_gbps_costed": Column("Fabric per GPU as costed, worse end (Gb/s)", ONE_DECIMAL),
+    "fabric_range": Column("Fabric unknown: costed as a range"),
+    "multi_node": Column("Multi-node"),
+    "multi_node_reason": Column("Multi-node: why"),
+    "fabric_gbps_per_gpu": Column("Fabric per GPU (Gb/s)", COUNT),
+    "fabric_source_url": Column("Fabric source"),
+    "fabric_source_grade": Column("Fabric source grade"),
+    "fabric_source_date": Column("Fabric source dated", DATE),
+    "fabric_observed_at": Column("Fabric read (UTC)", TIME),
+    "fabric_evidence": Column("Fabric evidence"),
+    "price_usd_per_gpu_hour": Column("Price per GPU-hour (USD)", USD_CENTS),
+    "price_basis": Column("Price basis"),
+    "price_source_url": Column("Price source"),
+    "price_observed_at": Column("Price observed (UTC)", TIME),
+    "price_obtained_by": Column("Price obtained by"),
+    "price_published_by": Column("Price published by"),
+    "data_age_days": Column("Price age (days)", COUNT),
+    "transparency_score": Column("Transparency score", TWO_DECIMALS),
+    "pareto": Column("On the time-cost frontier"),
+    "score": Column("Ranking score", THREE_DECIMALS),
+    "step_time_s": Column("Step time (s)", THREE_DECIMALS),
+    "compute_s": Column("Compute per step (s)", THREE_DECIMALS),
+    "tp_comm_s": Column("Tensor-parallel communication per step (s)", THREE_DECIMALS),
+    "pp_comm_s": Column("Pipeline-parallel communication per step (s)", THREE_DECIMALS),
+    "dp_comm_exposed_s": Column("Exposed data-parallel communication per step (s)", THREE_DECIMALS),
+    "ep_comm_s": Column("Expert-parallel communication per step (s)", THREE_DECIMALS),
+    "bubble_s": Column("Pipeline bubble per step (s)", THREE_DECIMALS),
+    "optimizer_s": Column("Optimizer per step (s)", THREE_DECIMALS),
+    "failure_overhead_s": Column("Failure overhead per step (s)", THREE_DECIMALS),
+    "goodput": Column("Goodput", PERCENT_ONE_DECIMAL),
+    "notes": Column("Notes"),
+    "offer_key": Column("Offer key"),
+    "snapshot_id": Column("Snapshot"),
+    # the fabric sensitivity sheet
+    **{
+        f"time_to_train_h_{fabric}": _in_days(f"Time to train on {name} (days)")
+        for fabric, name in FABRIC_NAMES.items()
+    },
+    **{
+        f"cost_usd_{fabric}": Column(f"Cost on {name} (USD)", USD)
+        for fabric, name in FABRIC_NAMES.items()
+    },
+    # the assumptions, transparency and RFI sheets
+    "kind": Column("Kind"),
+    "name": Column("Name"),
+    "value": Column("Value"),
+    "question_id": Column("Question id"),
+    "question": Column("Question"),
+    "answer": Column("Answer"),
+    "reason": Column("Reason"),
+    "quote": Column("Quote"),
+    "source_url": Column("Source"),
+    "observed_at": Column("Observed (UTC)"),
+    "obtained_by": Column("Obtained by"),
+    "questionnaire_version": Column("Questionnaire version"),
+    "what we know": Column("What we know"),
+    "why": Column("Why"),
+    "why it matters": Column("Why it matters"),
+}
+
+# the shortlist sheet: what a buyer decides on, in this order (the rest is on ``details``,
+# after ROW_IDENTITY, which both sheets start with)
+ROW_IDENTITY = ("rank", "provider", "offer_label")
+SHORTLIST_COLUMNS = (
+    *ROW_IDENTITY,
+    "gpu_model",
+    "gpus_per_node",
+    "gpus",
+    "sold_and_run_by",
+    "instance_type",
+    "region",
+    "pricing_tier",
+    "fabric_estimated_as",
+    "price_usd_per_gpu_hour",
+    "time_to_train_h",
+    "cost_usd",
+    "mfu",
+    "comm_fraction_exposed",
+    "verdict",
+)
+
+MAX_WIDTH = 60  # characters: longer text (URLs, quotes, notes) is cut off at the cell's edge
+HEADER_WIDTH = 24  # a longer header wraps rather than widening its column
+
+
+def column(name: str) -> Column:
+    """The column's header and format; a column without an entry reads as its name."""
+    return COLUMNS.get(name, Column(name.replace("_", " ").capitalize()))
+
+
+def _excel_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The cells as the workbook holds them: scaled (hours to days), and timestamps in UTC
+    without the zone (Excel has no time zones)."""
+    out = frame.copy()
+    for name in out.columns:
+        values = out[name]
+        if isinstance(values.dtype, pd.DatetimeTZDtype):
+            out[name] = values.dt.tz_convert("UTC").dt.tz_localize(None)
+        elif column(name).scale != 1.0:
+            out[name] = values * column(name).scale
+    return out
+
+
+def _shown(value: Any, number: NumberFormat | None) -> str:
+    """The text a cell shows, to fit its column's width."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    if number is not None and not isinstance(value, str | bool):
+        return number.python.format(value)
+    return str(value)
+
+
+def _style(sheet: Worksheet, names: Sequence[str], frozen_columns: int) -> None:
+    """Human headers, bold and frozen; number formats; widths fitted to the content."""
+    sheet.freeze_panes = sheet.cell(row=2, column=frozen_columns + 1).coordinate
+    for index, name in enumerate(names, start=1):
+        spec = column(name)
+        header = sheet.cell(row=1, column=index)
+        header.value = spec.header
+        header.font = Font(bold=True)
+        header.alignment = Alignment(wrap_text=True, vertical="top")
+        widest = min(len(spec.header), HEADER_WIDTH)
+        for (cell,) in sheet.iter_rows(min_row=2, min_col=index, max_col=index):
+            if spec.number is not None and isinstance(cell.value, int | float | datetime):
+                cell.number_format = spec.number.excel
+            widest = max(widest, len(_shown(cell.value, spec.number)))
+        sheet.column_dimensions[get_column_letter(index)].width = min(widest + 2, MAX_WIDTH)
+
+
+# ---- the memo
+
+
+def _days(row: pd.Series) -> str:
+    high, low = row["time_to_train_h"] / 24, row["time_to_train_h_low"] / 24
+    return f"{high:,.1f}" if round(high, 1) == round(low, 1) else f"{low:,.1f}-{high:,.1f}"
+
+
+def _usd(row: pd.Series) -> str:
+    high, low = row["cost_usd"], row["cost_usd_low"]
+    return f"${high:,.0f}" if round(high) == round(low) else f"${low:,.0f}-${high:,.0f}"
+
+
+def _md(value: Any) -> str:
+    text = (
+        "unknown" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+    )
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _regions(row: pd.Series) -> str:
+    """'us-east-1', or 'us-east-1 and 16 more regions' where one price covers several."""
+    count, region = row.get("region_count"), row.get("region")
+    if region is None or pd.isna(region) or not region:
+        return "region not stated"
+    if count is None or pd.isna(count) or count <= 1:
+        return str(row["region"])
+    return f"{row['region']} and {int(count) - 1} more regions"
+
+
+def memo(shortlist: Shortlist) -> str:
+    result, rows = shortlist.result, shortlist.rows
+    request, job = result.request, result.request.workload
+    snapshot = result.snapshot
+    when = snapshot.published_at.strftime("%Y-%m-%d %H:%M UTC") if snapshot else "unknown"
+    prepared = result.as_of or datetime.now(UTC)
+    lines = [
+        f"# Procurement memo: {job.name} on {', '.join(map(str, request.gpu_counts))} GPUs",
+        "",
+        f"Prepared {prepared:%Y-%m-%d} by fabricscope from warehouse snapshot "
+        f"{shortlist.snapshot_id} (published {when}). Objective: {request.objective}; "
+        f"pricing tiers: {', '.join(t.value for t in request.tiers)}. Times and costs are model "
+        "estimates (docs/MODEL.md); where a provider has not stated its fabric, they are a "
+        "range from plain Ethernet to InfiniBand and the offers are ordered by the worse end.",
+        "",
+        "## Workload",
+        "",
+        f"- {job.total_params / 1e9:,.1f}B parameters"
+        + (f" ({job.active_params / 1e9:,.1f}B active per token, MoE)" if job.moe else "")
+        + f", {job.layers} layers, hidden size {job.hidden_size}, sequence {job.seq_len}",
+        f"- {job.tokens:,.0f} training tokens, {job.batch_tokens:,} tokens per step, "
+        f"{job.precision.value}, ZeRO stage {job.zero_stage}, {job.stack.value} software stack"
+        + (", LoRA fine-tune" if job.lora else ""),
+        "",
+        "## Shortlist",
+        "",
+        "| rank | provider | GPU | GPUs per node | offer | who you pay | GPUs | days | cost "
+        "| $/M tokens | MFU | verdict | fabric | transparency | price age |",
+        "|---:|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---|---:|---|",
+    ]
+    old_prices = []
+    for _, row in rows.iterrows():
+        score = row["transparency_score"]
+        age = row.get("data_age_days")
+        stale = age is not None and not pd.isna(age) and age > STALE_PRICE_DAYS
+        if stale:
+            old_prices.append(f"{row['provider']} {row['instance_type']} ({age:,.0f} days)")
+        age_text = "unknown" if age is None or pd.isna(age) else f"{age:,.0f} days"
+        lines.append(
+            f"| {row['rank']} | {_md(row['provider'])} | {_md(ranking.gpu_name(row['gpu_model']))} "
+            f"| {row['gpus_per_node']} | {_md(row['offer_label'])} (`{_md(row['instance_type'])}`, "
+            f"{_md(_regions(row))}, {_md(row['pricing_tier'])}) | {_md(row['sold_and_run_by'])} | "
+            f"{row['gpus']} | {_days(row)} | {_usd(row)} | "
+            f"{row['usd_per_million_tokens']:,.3f} | {row['mfu']:.0%} | {_md(row['verdict'])} | "
+            f"{_md(row['fabric_estimated_as'])} | "
+            f"{'unknown' if pd.isna(score) else f'{score:.2f}'} | "
+            f"{age_text}{' **(old: re-quote)**' if stale else ''} |"
+        )
+    if old_prices:
+        lines += [
+            "",
+            f"**Caveat: {len(old_prices)} price(s) were observed more than {STALE_PRICE_DAYS} "
+            f"days before {prepared:%Y-%m-%d}** and may have changed: "
+            + "; ".join(_md(p) for p in old_prices)
+            + ". Ask each provider for a current quote before deciding.",
+        ]
+    best = rows.iloc[0]
+    lines += [
+        "",
+        "## Verdict",
+        "",
+        f"The top offer ({best['provider']}, {best['offer_label']}, {best['sold_and_run_by']}) is "
+        f"**{best['verdict']}** for this job: {best['comm_fraction_exposed']:.0%} of its step "
+        f"is exposed communication, {best['fabric_share_of_comm']:.0%} of that on the "
+        f"inter-node fabric; layout {best['layout']}, {best['memory_gb_per_gpu']:.0f} GB per GPU.",
+        "",
+        "## What the fabric is worth for this job",
+        "",
+        "The same offers estimated as if on InfiniBand and on plain Ethernet (TCP), as "
+        "`fabricscope rank --what-if-fabric` and the app's what-if do. "
+        + " ".join(ranking.what_if_rule(f, closing=False) for f in SENSITIVITY_CLASSES)
+        + " One-node jobs do not change.",
+        "",
+        "| provider | offer | days on InfiniBand | days on Ethernet | Ethernet costs more by |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for _, row in shortlist.sensitivity.iterrows():
+        offer = f"{_md(row['offer_label'])} (`{_md(row['instance_type'])}`)"
+        ib, eth = row.get("time_to_train_h_infiniband"), row.get("time_to_train_h_ethernet")
+        if ib is None or eth is None or pd.isna(ib) or pd.isna(eth):
+            lines.append(f"| {_md(row['provider'])} | {offer} | n/a | n/a | n/a |")
+            continue
+        extra = row["cost_usd_ethernet"] - row["cost_usd_infiniband"]
+        lines.append(
+            f"| {_md(row['provider'])} | {offer} | {ib / 24:,.1f} | "
+            f"{eth / 24:,.1f} | ${extra:,.0f} ({eth / ib - 1:+.0%} time) |"
+        )
+    lines += ["", "## Questions to send each provider", ""]
+    for provider, questions in shortlist.open_questions.items():
+        score = shortlist.scores.get(provider)
+        header = f"### {provider}"
+        if score is not None:
+            header += (
+                f" (transparency {score.score:.2f}, questionnaire {score.questionnaire_version})"
+            )
+        lines += [header, ""]
+        lines += _who_quotes(rows[rows["provider"] == provider])
+        if not questions:
+            lines += ["Every question is answered with evidence; nothing to ask.", ""]
+            continue
+        given = {a.question_id: a for a in shortlist.answers if a.provider == provider}
+        for number, question in enumerate(questions, start=1):
+            answer = given.get(question.id)
+            known = f" (what we know: {answer.value.value}; {answer.reason})" if answer else ""
+            lines.append(f"{number}. {question.text}{known}")
+        lines.append("")
+    lines += ["## Sources", ""]
+    for _, row in rows.iterrows():
+        price_seen = _md(_date(row["price_observed_at"]))
+        lines.append(
+            f"- {_md(row['provider'])} {_md(row['instance_type'])} "
+            f"({_md(row['sold_and_run_by'])}): price "
+            f"{row['price_usd_per_gpu_hour']:g} USD per GPU-hour published by "
+            f"{_md(row['price_published_by'])}, from {_md(row['price_source_url'])} (observed "
+            f"{price_seen}, {_md(row['price_obtained_by'])}); fabric: "
+            + (
+                f"{_md(row['fabric_class'])} from {_md(row['fabric_source_url'])} "
+                f"({_md(row.get('fabric_source_grade') or 'ungraded')} evidence, dated "
+                f"{_md(_date(row.get('fabric_source_date')) or 'unknown')}, read by us "
+                f"{_md(_date(row['fabric_observed_at']))})"
+                if not pd.isna(row["fabric_class"])
+                else "not stated by any source"
+            )
+        )
+    lines += ["", f"Snapshot {shortlist.snapshot_id}; notes per offer are in the CSV and XLSX.", ""]
+    return "\n".join(lines)
+
+
+def _who_quotes(rows: pd.DataFrame) -> list[str]:
+    """Lines saying, for a provider's shortlisted offers, who published the price and so who
+    to ask for a quote: a reseller's price is not one the provider published; a copy in a
+    third party's catalog is not the seller's own list."""
+    lines = []
+    for _, row in rows.iterrows():
+        offer = f"{_md(row['offer_label'])} (`{_md(row['instance_type'])}`)"
+        seller = ranking.provider_name(row["sold_by"])
+        provider = ranking.provider_name(row["provider"])
+        if row["sold_by"] != row["provider"]:
+            lines.append(
+                f"- {offer}: {_md(row['sold_and_run_by'])}. The price is the reseller's "
+                f"({_md(row['price_published_by'])}), not one {provider} published: ask {seller} "
+                f"for the quote; the questions below are about {provider}'s machines and fabric."
+            )
+        elif row["price_obtained_by"] == "catalog":
+            lines.append(
+                f"- The price of {offer} was read from a third party's copy "
+                f"({_md(row['price_published_by'])}): ask {seller} to confirm it."
+            )
+    return [*lines, ""] if lines else []
+
+
+def _date(value: Any) -> str | None:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    return pd.Timestamp(value).strftime("%Y-%m-%d")
