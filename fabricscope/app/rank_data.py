@@ -19,6 +19,8 @@ import streamlit as st
 
 from fabricscope.app.components import as_of, serve_stored, snapshot_or_setup
 from fabricscope.app.shortlist_files import Downloads, downloads
+from fabricscope.model.scaling import FAILURE_PART
+from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
 from fabricscope.procurement import shortlist as shortlisting
 from fabricscope.rank.materialised import materialised_result
 from fabricscope.rank.ranking import (
@@ -31,17 +33,8 @@ from fabricscope.rank.ranking import (
 )
 
 T = TypeVar("T")
-# the parts of one training step, in seconds per step, as the model reports them
-STEP_PARTS: dict[str, str] = {
-    "compute_s": "compute",
-    "tp_comm_s": "tensor-parallel comm",
-    "pp_comm_s": "pipeline-parallel comm",
-    "dp_comm_exposed_s": "data-parallel comm (exposed)",
-    "ep_comm_s": "expert-parallel comm",
-    "bubble_s": "pipeline bubble",
-    "optimizer_s": "optimizer",
-    "failure_overhead_s": "failures and restarts",
-}
+# the parts of one training step, in seconds per step, as the model declares them, and failures
+STEP_PARTS: dict[str, str] = {part.field: part.label for part in (*MODEL_STEP_PARTS, FAILURE_PART)}
 
 
 class SnapshotMoved(RuntimeError):

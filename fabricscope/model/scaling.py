@@ -331,12 +331,46 @@ class LayoutGrid:
         )
 
 
+@dataclass(frozen=True)
+class StepPart:
+    """One part of a training step's time: its ``Estimate`` field (seconds per step), its short
+    label (charts) and its heading (exports)."""
+
+    field: str
+    label: str
+    heading: str
+
+
+# Where a training step's time goes, in the order people read it: the parts sum to the step
+# time (``Estimate.step_time_s``; tests/pipeline/model/test_step_parts.py). Failures and restarts
+# come on top of it (``FAILURE_PART``, per step). Declared once: the ranking's columns, the
+# stored estimates, the app's chart and the exports read it.
+STEP_PARTS: tuple[StepPart, ...] = (
+    StepPart("compute_s", "compute", "Compute per step (s)"),
+    StepPart("overlap_contention_s", "compute slowed by overlapped comm",
+             "Compute slowed by overlapped communication per step (s)"),
+    StepPart("tp_comm_s", "tensor-parallel comm", "Tensor-parallel communication per step (s)"),
+    StepPart("pp_comm_s", "pipeline-parallel comm", "Pipeline-parallel communication per step (s)"),
+    StepPart("cp_comm_s", "context-parallel comm (exposed)",
+             "Exposed context-parallel communication per step (s)"),
+    StepPart("dp_comm_exposed_s", "data-parallel comm (exposed)",
+             "Exposed data-parallel communication per step (s)"),
+    StepPart("ep_comm_s", "expert-parallel comm", "Expert-parallel communication per step (s)"),
+    StepPart("bubble_s", "pipeline bubble", "Pipeline bubble per step (s)"),
+    StepPart("optimizer_s", "optimizer", "Optimizer per step (s)"),
+)  # fmt: skip
+FAILURE_PART = StepPart("failure_overhead_s", "failures and restarts",
+                        "Failure overhead per step (s)")  # fmt: skip
+
+
 @dataclass
 class Estimate:
     """One value per hardware profile (the best layout that fits, or the given layout)."""
 
     step_time_s: Array
     compute_s: Array
+    # compute slowed by the collectives it overlaps (they share the SMs)
+    overlap_contention_s: Array
     tp_comm_s: Array
     pp_comm_s: Array
     dp_comm_exposed_s: Array
@@ -1031,6 +1065,7 @@ def estimate(
     return Estimate(
         step_time_s=step_s,
         compute_s=compute_s,
+        overlap_contention_s=compute_s * c.overlap_sm_contention,
         tp_comm_s=tp_s,
         pp_comm_s=pp_s,
         dp_comm_exposed_s=dp_exp,

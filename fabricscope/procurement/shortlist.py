@@ -35,7 +35,8 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from fabricscope.evidence import transparency
-from fabricscope.model.scaling import ModelConstants
+from fabricscope.model.scaling import FAILURE_PART, ModelConstants
+from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
 from fabricscope.rank import ranking
 
 SENSITIVITY_CLASSES = ("infiniband", "ethernet")
@@ -354,14 +355,10 @@ COLUMNS: dict[str, Column] = {
     "pareto": Column("On the time-cost frontier"),
     "score": Column("Ranking score", THREE_DECIMALS),
     "step_time_s": Column("Step time (s)", THREE_DECIMALS),
-    "compute_s": Column("Compute per step (s)", THREE_DECIMALS),
-    "tp_comm_s": Column("Tensor-parallel communication per step (s)", THREE_DECIMALS),
-    "pp_comm_s": Column("Pipeline-parallel communication per step (s)", THREE_DECIMALS),
-    "dp_comm_exposed_s": Column("Exposed data-parallel communication per step (s)", THREE_DECIMALS),
-    "ep_comm_s": Column("Expert-parallel communication per step (s)", THREE_DECIMALS),
-    "bubble_s": Column("Pipeline bubble per step (s)", THREE_DECIMALS),
-    "optimizer_s": Column("Optimizer per step (s)", THREE_DECIMALS),
-    "failure_overhead_s": Column("Failure overhead per step (s)", THREE_DECIMALS),
+    **{
+        part.field: Column(part.heading, THREE_DECIMALS)
+        for part in (*MODEL_STEP_PARTS, FAILURE_PART)
+    },
     "goodput": Column("Goodput", PERCENT_ONE_DECIMAL),
     "notes": Column("Notes"),
     "offer_key": Column("Offer key"),

@@ -37,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from fabricscope import frames
 from fabricscope.evidence import transparency
 from fabricscope.evidence.calibrate import ALL_REDUCE_SQL, all_reduce_by_provider
-from fabricscope.model.scaling import estimate
+from fabricscope.model.scaling import FAILURE_PART, estimate
+from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
 from fabricscope.model.workload import Workload
 from fabricscope.rank import catalog
 from fabricscope.warehouse.db import SnapshotInfo, read_frames
@@ -232,14 +233,8 @@ class RankResult:
 # where a step's time goes (seconds per step) and the share of time not lost to failures
 STEP_PARTS = (
     "step_time_s",
-    "compute_s",
-    "tp_comm_s",
-    "pp_comm_s",
-    "dp_comm_exposed_s",
-    "ep_comm_s",
-    "bubble_s",
-    "optimizer_s",
-    "failure_overhead_s",
+    *(part.field for part in MODEL_STEP_PARTS),
+    FAILURE_PART.field,
     "goodput",
 )
 RANKED_COLUMNS = [
