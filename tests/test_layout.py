@@ -183,3 +183,37 @@ def test_the_suite_runs_on_the_locked_versions():
         if installed != pinned:
             wrong[name] = (installed, pinned)
     assert wrong == {}, f"installed, locked: {wrong}; run `make venv`"
+
+
+# SQL the package runs on the warehouse lives in fabricscope/warehouse/sql/queries/; only the
+# warehouse room and the SQL console's examples (people's own queries) hold SQL text
+SQL_TEXT = re.compile(
+    r"\bselect\s+(\*|\(|distinct\b|[a-z_][\w.]*\s*(?=\(|,|\bas\b|\bfrom\b))[\s\S]*?"
+    r"\bfrom\s+[a-z_]+"
+    r"|\binsert\s+into\s+[a-z_]+|\bcreate\s+(or\s+replace\s+)?(table|view)\s+[a-z_]+"
+    r"|\balter\s+table\s+[a-z_]+|\bdelete\s+from\s+[a-z_]+|\bupdate\s+[a-z_]+\s+set\b",
+    re.IGNORECASE,
+)
+SQL_ALLOWED = ("warehouse/", "app/pages/sql.py")
+
+
+def test_no_sql_text_outside_the_warehouse_room():
+    found = []
+    for module in modules():
+        where = module.relative_to(PACKAGE).as_posix()
+        if where.startswith(SQL_ALLOWED):
+            continue
+        for node in ast.walk(ast.parse(module.read_text())):
+            pieces = []
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                pieces = [node.value]
+            elif isinstance(node, ast.JoinedStr):
+                # what is interpolated reads as a name: "select {columns} from t" is SQL
+                pieces = [
+                    "".join(v.value if isinstance(v, ast.Constant) else "x" for v in node.values)
+                ]
+            for text in pieces:
+                words = " ".join(text.split())
+                if SQL_TEXT.search(words):
+                    found.append(f"{where}:{node.lineno}: {words[:60]}")
+    assert found == [], "\n".join(found)

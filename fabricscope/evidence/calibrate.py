@@ -19,6 +19,7 @@ from fabricscope.model.calibration import (
     fit_alpha_beta,
     parse_nccl_tests,
 )
+from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import WarehouseError, read_frame
 from fabricscope.warehouse.load import publish_calibration
 from fabricscope.warehouse.models import FabricClass, utc_now
@@ -147,11 +148,7 @@ def store(
     )
 
 
-ALL_REDUCE_SQL = (
-    "select provider, fabric_class, calibration_id, n_ranks, n_nodes, gpus_per_node, "
-    "busbw_gbytes_s, alpha_us from calibration_current "
-    "where collective = 'all_reduce' and n_nodes > 1"
-)
+ALL_REDUCE_SQL = reads.sql("all_reduce_calibrations")
 
 
 def all_reduce_by_provider(frame: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:

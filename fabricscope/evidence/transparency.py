@@ -93,6 +93,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fabricscope.frames import records
+from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import read_frames
 
 QUESTIONNAIRE_FILE = Path(__file__).parent / "transparency_questions.json"
@@ -133,10 +134,11 @@ PRICE_EVIDENCE_COLUMNS: tuple[str, ...] = (
 )
 PROVIDER_COLUMNS: tuple[str, ...] = ("provider", "display_name")
 
+# each selects exactly the columns above (tests/warehouse/test_reads.py)
 QUERIES: dict[str, str] = {
-    "facts": f"select {', '.join(FACT_COLUMNS)} from fabric_current",
-    "offers": f"select {', '.join(PRICE_EVIDENCE_COLUMNS)} from offers_current",
-    "providers": f"select {', '.join(PROVIDER_COLUMNS)} from providers",
+    "facts": reads.sql("transparency_facts"),
+    "offers": reads.sql("transparency_offers"),
+    "providers": reads.sql("transparency_providers"),
 }
 
 
@@ -323,7 +325,7 @@ def inputs_from_connection(con: duckdb.DuckDBPyConnection) -> TransparencyInputs
     """The same rows from an open connection (the caller owns it and its snapshot)."""
     frames = {name: con.execute(sql).df() for name, sql in QUERIES.items()}
     try:
-        row = con.execute("select max(snapshot_id) from snapshots").fetchone()
+        row = con.execute(reads.sql("latest_snapshot")).fetchone()
     except duckdb.CatalogException:
         row = None
     snapshot_id = int(row[0]) if row is not None and row[0] is not None else None

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricscope.ops.locks import LockHeld, ProcessLock, refresh_lock_path
+from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import PublishResult, WarehouseError, read_frame
 from fabricscope.warehouse.load import init_warehouse
 
@@ -311,7 +312,7 @@ def _close(outcome: SourceOutcome, event: dict[str, Any]) -> None:
 def has_good_runs(warehouse: Path) -> bool:
     if not warehouse.exists():
         return False
-    _, frame = read_frame(warehouse, "select count(*) as n from scrape_runs where status = 'ok'")
+    _, frame = read_frame(warehouse, reads.sql("good_runs"))
     return bool(frame["n"].iloc[0])
 
 

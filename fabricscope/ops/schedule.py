@@ -61,6 +61,7 @@ from fabricscope.ops.refresh import (
 )
 from fabricscope.ops.status import freshness_report
 from fabricscope.rank import materialised
+from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import WarehouseError, read_frame
 from fabricscope.warehouse.export import export_parquet
 from fabricscope.warehouse.models import RunStatus
@@ -205,15 +206,8 @@ class Runner:
         """Consecutive failures per source (for backoff) and when each last ran."""
         last: dict[str, datetime | None] = {job.source: None for job in jobs}
         try:
-            _, frame = read_frame(
-                self.settings.warehouse,
-                "select source, max(coalesce(finished_at, started_at)) as last_run "
-                "from scrape_runs group by source",
-            )
-            _, fresh = read_frame(
-                self.settings.warehouse,
-                "select source, failures_since_last_good from source_freshness",
-            )
+            _, frame = read_frame(self.settings.warehouse, reads.sql("last_run_per_source"))
+            _, fresh = read_frame(self.settings.warehouse, reads.sql("failures_per_source"))
         except WarehouseError:
             return last
         for row in frame.to_dict("records"):

@@ -8,19 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import SnapshotInfo, read_frame, read_frames
 
-FRESHNESS_SQL = (
-    "select source, data_as_of, last_good_at, last_status, failures_since_last_good, "
-    "age_hours, last_error from source_freshness order by source"
-)
+FRESHNESS_SQL = reads.sql("freshness")
 
 # what the ranking can stand on (fabricscope/warehouse/sql/views/060_coverage.sql)
-COVERAGE_SQL = "select * from data_coverage"
-GAPS_SQL = (
-    "select provider, instance_type, gpu_model, gpu_count, offers, sources, why "
-    "from fabric_coverage_gaps"
-)
+COVERAGE_SQL = reads.sql("coverage")
+GAPS_SQL = reads.sql("coverage_gaps")
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from fabricscope.rank.ranking import (
     rank,
     read_inputs,
 )
+from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import SnapshotInfo, read_connection
 from fabricscope.warehouse.models import PricingTier
 
@@ -167,23 +168,6 @@ def materialise(warehouse: Path, lock_wait_s: float = 0.0) -> tuple[int, Snapsho
     return len(made.rows), result.snapshot
 
 
-_RANKING_SQL = """
-select based_on_snapshot, profiles_estimated, ranking_version, computed_at
-from estimate_rankings
-where snapshot_id = ? and request_json = ?
-"""
-_ROWS_SQL = """
-select * from estimates
-where snapshot_id = ? and request_json = ?
-order by rank
-"""
-_EXCLUDED_SQL = """
-select * from estimate_exclusions
-where snapshot_id = ? and request_json = ?
-order by rowid
-"""
-
-
 def materialised_result(
     warehouse: Path, inputs: RankInputs, request: RankRequest, now: datetime | None = None
 ) -> RankResult | None:
@@ -198,15 +182,16 @@ def materialised_result(
         with read_connection(warehouse) as (con, snapshot):
             if snapshot.snapshot_id != snapshot_id:
                 return None
-            found = con.execute(_RANKING_SQL, [snapshot_id, request_json]).fetchall()
+            found = con.execute(reads.sql("stored_ranking"), [snapshot_id, request_json]).fetchall()
             if not found:
                 return None
             based_on, profiles, version, computed_at = found[0]
             # the offers ranked are the current ones only if nothing was published between
             if based_on != snapshot_id - 1 or version != ranking_version():
                 return None
-            rows = con.execute(_ROWS_SQL, [snapshot_id, request_json]).df()
-            excluded = con.execute(_EXCLUDED_SQL, [snapshot_id, request_json]).df()
+            key = [snapshot_id, request_json]
+            rows = con.execute(reads.sql("stored_ranking_rows"), key).df()
+            excluded = con.execute(reads.sql("stored_ranking_exclusions"), key).df()
     except duckdb.CatalogException:
         return None  # a warehouse from before 0006: nothing served until the next refresh
     now = now or datetime.now(UTC)

@@ -41,6 +41,7 @@ from fabricscope.model.scaling import FAILURE_PART, estimate
 from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
 from fabricscope.model.workload import Workload
 from fabricscope.rank import catalog
+from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import SnapshotInfo, read_frames
 from fabricscope.warehouse.gpus import REFERENCE_DIR
 from fabricscope.warehouse.models import PricingTier
@@ -315,7 +316,7 @@ _OUTPUTS = (
     *STEP_PARTS,
 )
 
-OFFERS_SQL = "select * from instance_catalog"
+OFFERS_SQL = reads.sql("rank_offers")
 
 
 @dataclass(frozen=True)

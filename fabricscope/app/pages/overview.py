@@ -6,26 +6,15 @@ import streamlit as st
 
 from fabricscope.app.components import read_snapshot, settings_or_stop, status_caption
 from fabricscope.ops.status import FRESHNESS_SQL
+from fabricscope.warehouse import reads
 
 path, stale_after_hours, _ = settings_or_stop()
 snapshot, frames = read_snapshot(
     path,
     {
         "freshness": FRESHNESS_SQL,
-        "counts": """
-            select
-                (select count(*) from offers_current) as offers,
-                (select count(distinct provider) from offers_current) as priced_providers,
-                (select count(*) from fabric_current) as fabric_facts,
-                (select count(*) from gpus) as gpu_models,
-                (select count(*) from providers) as providers,
-                (select count(*) from fabric_classes) as fabric_classes
-        """,
-        "fabric_classes": """
-            select display_name, rdma, lossless, latency_us, eta_small_scale, phi_floor,
-                   is_prior, description
-            from fabric_classes order by fabric_class
-        """,
+        "counts": reads.sql("app_overview_counts"),
+        "fabric_classes": reads.sql("app_overview_fabric_classes"),
     },
 )
 

@@ -7,15 +7,16 @@ import streamlit as st
 from fabricscope.app import charts
 from fabricscope.app.components import read_snapshot, settings_or_stop, status_caption
 from fabricscope.ops.status import FRESHNESS_SQL
+from fabricscope.warehouse import reads
 
 path, stale_after_hours, _ = settings_or_stop()
 snapshot, frames = read_snapshot(
     path,
     {
         "freshness": FRESHNESS_SQL,
-        "gpus": "select * from gpus order by vendor, gpu_model",
-        "fabric_classes": "select * from fabric_classes order by fabric_class",
-        "providers": "select * from providers order by display_name",
+        "gpus": reads.sql("app_reference_gpus"),
+        "fabric_classes": reads.sql("app_reference_fabric_classes"),
+        "providers": reads.sql("app_reference_providers"),
     },
 )
 st.title("GPUs, fabrics and providers")

@@ -21,6 +21,7 @@ from pathlib import Path
 from scrapy.exceptions import DropItem
 
 from fabricscope.scrapers.pipelines import FabricscopePipeline
+from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import WarehouseError, read_frame
 from fabricscope.warehouse.load import QuarantinedItem
 from fabricscope.warehouse.models import FabricFact, Offer, utc_now
@@ -54,12 +55,7 @@ def reference_prices(path: Path) -> dict[OfferKey, float]:
     if not path.is_file():
         return {}
     try:
-        _, frame = read_frame(
-            path,
-            "select source, provider, instance_type, coalesce(region, '') as region, "
-            "pricing_tier, median(price_usd_per_gpu_hour) as price "
-            "from offers_current group by all",
-        )
+        _, frame = read_frame(path, reads.sql("reference_prices"))
     except WarehouseError:
         return {}
     return {

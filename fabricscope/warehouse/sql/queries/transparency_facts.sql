@@ -1,0 +1,20 @@
+-- The fabric facts the transparency rules read; the columns are FACT_COLUMNS (fabricscope/evidence/transparency.py).
+select provider,
+       source,
+       instance_type,
+       fabric_class,
+       fabric_product,
+       fabric_gbps_per_node,
+       fabric_gbps_per_gpu,
+       rdma,
+       gpudirect_rdma,
+       max_cluster_gpus,
+       topology,
+       published_benchmark_url,
+       source_url,
+       evidence,
+       source_date,
+       obtained_by,
+       source_grade,
+       observed_at
+from fabric_current
