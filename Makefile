@@ -6,7 +6,7 @@ INSTALLED := $(VENV)/.installed
 WAREHOUSE ?= data/warehouse.duckdb
 PORT ?= 8501
 
-.PHONY: app test bench lint format venv warehouse clean browser lock
+.PHONY: app test test-quick bench lint format venv warehouse clean browser lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,8 +58,16 @@ browser:
 		fi; \
 	fi
 
+# Two workers (pytest-xdist): the process-level tests wait on subprocesses, so two share the
+# cores well; TEST_WORKERS=1 runs them one at a time.
+TEST_WORKERS ?= 2
 test: venv browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
+
+# While working: everything but the process-level tests (tests/conftest.py SLOW), in under
+# two minutes; `make test` runs them all.
+test-quick: venv
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow"
 
 bench: $(BENCH_INSTALLED)
 	$(BIN)/python -m bench

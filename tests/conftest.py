@@ -8,6 +8,39 @@ from fabricscope.accuracy.published_tables import calibration_set
 from fabricscope.accuracy.validation import CalibrationCase, CaseScore, score
 from fabricscope.warehouse.load import init_warehouse
 
+ROOT = Path(__file__).resolve().parent.parent
+# Process-level tests: the CLI, crawls and the scheduler as subprocesses, a served app, a
+# browser, kills and crashes, the SQL console's worker, and the model's fits. Marked slow, so
+# `make test-quick` (pytest -m "not slow") runs the rest in under two minutes; `make test`
+# runs everything.
+SLOW: tuple[str, ...] = (
+    "tests/bench/test_bench_browser.py",
+    "tests/e2e/",
+    "tests/pipeline/test_calibrate.py",
+    "tests/pipeline/test_cli.py",
+    "tests/pipeline/test_cli_bad_input.py",
+    "tests/pipeline/test_cli_output.py",
+    "tests/pipeline/test_parse.py",
+    "tests/pipeline/test_refresh_kill.py",
+    "tests/pipeline/test_refresh_lock.py",
+    "tests/pipeline/test_schedule.py",
+    "tests/pipeline/test_validation.py",
+    "tests/scrapers/spiders/",
+    "tests/scrapers/test_faults.py",
+    "tests/ui/test_app.py",
+    "tests/warehouse/test_concurrency.py",
+    "tests/warehouse/test_crash.py",
+    "tests/warehouse/test_damage.py",
+    "tests/warehouse/test_query.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        where = item.path.relative_to(ROOT).as_posix()
+        if where.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture
 def warehouse_path(tmp_path: Path) -> Path:

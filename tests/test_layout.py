@@ -217,3 +217,10 @@ def test_no_sql_text_outside_the_warehouse_room():
                 if SQL_TEXT.search(words):
                     found.append(f"{where}:{node.lineno}: {words[:60]}")
     assert found == [], "\n".join(found)
+
+
+def test_every_slow_path_names_tests_that_exist():
+    from tests.conftest import SLOW
+
+    for path in SLOW:
+        assert (ROOT / path).exists(), path

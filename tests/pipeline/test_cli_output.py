@@ -14,6 +14,7 @@ from tests.helpers import fabricscope
 
 RANK = ["rank", "-w", "llama3-70b", "--gpus", "512"]
 NARROW = {"COLUMNS": "100"}
+WIDE = {"COLUMNS": "250"}  # one line per row, whatever terminal the tests run under
 
 
 def rank(warehouse, *args, env=None):
@@ -45,11 +46,11 @@ def test_a_ranking_at_100_columns_shows_every_number_whole(fixture_warehouse):
 
 def test_a_table_shows_20_offers_and_says_how_to_see_the_rest(fixture_warehouse):
     offers = json.loads(rank(fixture_warehouse, "--format", "json").stdout)["offers"]
-    table = rank(fixture_warehouse).stdout
+    table = rank(fixture_warehouse, env=WIDE).stdout
     assert f"showing 20 of {len(offers)} offers: --top 0 shows all" in table
     listed = [line for line in table.splitlines() if re.match(r"\s*\d+\s{2}", line)]
     assert [int(line.split()[0]) for line in listed] == list(range(1, 21))
-    everything = rank(fixture_warehouse, "--top", "0").stdout
+    everything = rank(fixture_warehouse, "--top", "0", env=WIDE).stdout
     assert "showing" not in everything
     assert lines_holding(everything, offers[-1]["provider"])
     # machine formats keep every row unless --top is given
