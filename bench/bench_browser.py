@@ -119,7 +119,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serving(
+def app_server(
     warehouse: Path, data: Path, settings: Mapping[str, str] | None = None
 ) -> Iterator[tuple[str, Path]]:
     """A fresh `streamlit run` of the app on 127.0.0.1, once it answers its health check;
@@ -217,7 +217,10 @@ def _timed_load(page: Page, url: str, subject: Subject, log: Path) -> float:
 
 def _one_run(playwright: Playwright, warehouse: Path, data: Path, subject: Subject) -> list[float]:
     """First load, warm load and control change of ``subject`` on a fresh server and browser."""
-    with serving(warehouse, data, subject.settings) as (base, log), _browser(playwright) as browser:
+    with (
+        app_server(warehouse, data, subject.settings) as (base, log),
+        _browser(playwright) as browser,
+    ):
         context = browser.new_context(viewport={"width": 1500, "height": 1100})
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)

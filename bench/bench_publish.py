@@ -102,7 +102,7 @@ def run(report: Callable[[str], None]) -> list[str]:
         "|---|---|",
         f"| bulk publish, end to end (copy, bulk insert, data tests, CHECKPOINT, rename) "
         f"| {median['total']:.2f} |",
-        f"| of which copy of the serving file | {median['copy']:.2f} |",
+        f"| of which copy of the published file | {median['copy']:.2f} |",
         f"| of which bulk insert + content hash | {median['bulk_insert']:.2f} |",
         f"| of which data tests + CHECKPOINT | {median['tests_and_checkpoint']:.2f} |",
         f"| of which rename + fsync | {median['rename']:.2f} |",

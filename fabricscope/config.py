@@ -189,7 +189,7 @@ class Settings(BaseSettings):
     )
 
     warehouse: Path = Field(
-        default=Path("data/warehouse.duckdb"), description="the serving DuckDB file"
+        default=Path("data/warehouse.duckdb"), description="the published DuckDB file"
     )
     data_dir: Path = Field(
         default=Path("data"), description="raw feeds, logs and staging live here"

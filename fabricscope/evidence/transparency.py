@@ -314,7 +314,7 @@ class TransparencyInputs:
 
 
 def read_inputs(warehouse: Path) -> TransparencyInputs:
-    """One read-only read of the serving snapshot (one connection, hence one snapshot)."""
+    """One read-only read of the published snapshot (one connection, hence one snapshot)."""
     snapshot, frames = read_frames(warehouse, QUERIES)
     return TransparencyInputs(
         frames["facts"], frames["offers"], frames["providers"], snapshot.snapshot_id

@@ -358,7 +358,7 @@ def rank(
     request: RankRequest,
     now: datetime | None = None,
 ) -> RankResult:
-    """Rank the serving snapshot's current offers (one read, hence one snapshot).
+    """Rank the published snapshot's current offers (one read, hence one snapshot).
 
     ``now``: the time prices' ages are measured at (default: the clock when ranking)."""
     inputs = warehouse if isinstance(warehouse, RankInputs) else read_inputs(warehouse)

@@ -1,10 +1,10 @@
 """The warehouse file: read-only reads and the snapshot publishing protocol.
 
-One serving file (``data/warehouse.duckdb`` by default) is only ever opened
-read-only. A writer takes a single-writer lock, copies the serving file to a
+One published file (``data/warehouse.duckdb`` by default) is only ever opened
+read-only. A writer takes a single-writer lock, copies the published file to a
 staging file, changes the copy (migrations, reference data, one run's rows in
 bulk), runs the SQL data tests, CHECKPOINTs, closes and renames the copy over the
-serving file. Readers never block the writer and always see one whole snapshot;
+published file. Readers never block the writer and always see one whole snapshot;
 a crash at any moment leaves the last published snapshot in place.
 """
 
@@ -72,25 +72,25 @@ class SnapshotInfo:
 
 @dataclass(frozen=True)
 class WarehousePaths:
-    serving: Path
+    published: Path
 
     @property
     def directory(self) -> Path:
-        return self.serving.parent
+        return self.published.parent
 
     @property
     def lock(self) -> Path:
-        return self.serving.with_name(self.serving.name + ".lock")
+        return self.published.with_name(self.published.name + ".lock")
 
     @property
     def wal(self) -> Path:
-        return wal_of(self.serving)
+        return wal_of(self.published)
 
     def staging(self, tag: str) -> Path:
-        return self.serving.with_name(f"{self.serving.name}.staging-{tag}")
+        return self.published.with_name(f"{self.published.name}.staging-{tag}")
 
     def orphaned_staging(self) -> list[Path]:
-        return sorted(self.directory.glob(f"{self.serving.name}.staging-*"))
+        return sorted(self.directory.glob(f"{self.published.name}.staging-*"))
 
 
 def wal_of(path: Path) -> Path:
@@ -98,7 +98,7 @@ def wal_of(path: Path) -> Path:
 
 
 def refuse_stray_wal(path: Path) -> None:
-    """A serving file never has a WAL: one there means someone wrote to it outside the
+    """A published file never has a WAL: one there means someone wrote to it outside the
     publishing protocol, and DuckDB would replay it into every read (a query once saw 440 of
     835 rows), data no test has passed. Reads refuse until the next publish sets it aside."""
     if wal_of(path).exists():
@@ -205,7 +205,7 @@ def block_damage(path: Path) -> str | None:
 
 def refuse_damaged(path: Path, named: Path | None = None) -> None:
     """Raise WarehouseError if a header or block of ``path`` fails its checksum; the message
-    names ``named`` (the serving file a staging copy was made from) if given."""
+    names ``named`` (the published file a staging copy was made from) if given."""
     why = block_damage(path)
     if why is not None:
         raise damaged_file(named or path, why)
@@ -271,7 +271,7 @@ def _snapshot_info(con: duckdb.DuckDBPyConnection) -> SnapshotInfo:
 def read_connection(
     path: Path,
 ) -> Iterator[tuple[duckdb.DuckDBPyConnection, SnapshotInfo]]:
-    """A read-only connection to the serving snapshot and which snapshot it is. A read that
+    """A read-only connection to the published snapshot and which snapshot it is. A read that
     finds the file damaged raises WarehouseError saying so."""
     con = _open_read_only(path)
     try:
@@ -309,7 +309,7 @@ def current_snapshot(path: Path) -> SnapshotInfo | None:
 
 
 # Relations that people and the app read; exports and the status page list them.
-SERVING_RELATIONS: frozenset[str] = frozenset(
+PUBLISHED_RELATIONS: frozenset[str] = frozenset(
     {
         "offers_current",
         "fabric_current",
@@ -448,13 +448,13 @@ class SnapshotWriter:
 
     Use as a context manager; change ``writer.con``; call ``writer.publish(...)``.
     Leaving the block without publishing (or with an exception) discards the
-    staging file and leaves the serving snapshot untouched.
+    staging file and leaves the published snapshot untouched.
     """
 
     def __init__(
-        self, serving: Path, on_stage: StageHook | None = None, lock_wait_s: float = 0.0
+        self, published: Path, on_stage: StageHook | None = None, lock_wait_s: float = 0.0
     ) -> None:
-        self.paths = WarehousePaths(serving)
+        self.paths = WarehousePaths(published)
         self._lock_wait_s = lock_wait_s
         self._on_stage = on_stage or (lambda _stage: None)
         self._lock_fd: int | None = None
@@ -479,7 +479,7 @@ class SnapshotWriter:
                 holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
                 os.close(fd)
                 raise WarehouseBusyError(
-                    f"another refresh is running on {self.paths.serving} ({holder}); "
+                    f"another refresh is running on {self.paths.published} ({holder}); "
                     "wait for it to finish and try again"
                 ) from None
         os.ftruncate(fd, 0)
@@ -499,10 +499,10 @@ class SnapshotWriter:
             orphan.unlink(missing_ok=True)
             self.notes.append(f"removed orphaned staging file {orphan.name}")
 
-    def _set_aside_serving_wal(self) -> Path | None:
-        """A serving file should never have a WAL; if one appeared, keep it aside.
+    def _set_aside_published_wal(self) -> Path | None:
+        """A published file should never have a WAL; if one appeared, keep it aside.
 
-        A stale WAL beside the serving file would be replayed onto the next snapshot,
+        A stale WAL beside the published file would be replayed onto the next snapshot,
         so it is renamed (never deleted) before anything else happens.
         """
         if not self.paths.wal.exists():
@@ -511,25 +511,25 @@ class SnapshotWriter:
         self.paths.wal.rename(aside)
         return aside
 
-    def _copy_serving(self, staging: Path, wal_aside: Path | None) -> None:
-        shutil.copyfile(self.paths.serving, staging)
+    def _copy_published(self, staging: Path, wal_aside: Path | None) -> None:
+        shutil.copyfile(self.paths.published, staging)
         # before DuckDB reads or writes a block of it: a damaged block would be a
         # FatalException mid-write, or copied silently into every later snapshot
-        refuse_damaged(staging, self.paths.serving)
+        refuse_damaged(staging, self.paths.published)
         if wal_aside is None:
             return
         shutil.copyfile(wal_aside, wal_of(staging))
         try:
             duckdb.connect(str(staging)).close()  # replays the WAL into the copy
             self.notes.append(
-                "replayed a WAL found beside the serving file; "
+                "replayed a WAL found beside the published file; "
                 f"kept the original as {wal_aside.name}"
             )
         except duckdb.Error as exc:
             _unlink_with_wal(staging)
-            shutil.copyfile(self.paths.serving, staging)
+            shutil.copyfile(self.paths.published, staging)
             self.notes.append(
-                f"a WAL beside the serving file would not replay ({exc}); "
+                f"a WAL beside the published file would not replay ({exc}); "
                 f"renamed it to {wal_aside.name} and built on the last checkpoint"
             )
         log.warning(self.notes[-1])
@@ -539,24 +539,24 @@ class SnapshotWriter:
         self._acquire_lock()
         try:
             self._clean_orphans()
-            wal_aside = self._set_aside_serving_wal()
+            wal_aside = self._set_aside_published_wal()
             self._staging = self.paths.staging(f"{os.getpid()}-{time.time_ns()}")
-            if self.paths.serving.exists():
-                self._copy_serving(self._staging, wal_aside)
+            if self.paths.published.exists():
+                self._copy_published(self._staging, wal_aside)
             else:
                 self.is_new = True
             self._on_stage("copied")
             try:
                 self.con = duckdb.connect(str(self._staging))
-            except duckdb.Error as exc:  # the copy of the serving file is no database
-                raise damaged(self.paths.serving, exc) or WarehouseError(
-                    f"the warehouse {self.paths.serving} cannot be opened: {first_line(exc)}"
+            except duckdb.Error as exc:  # the copy of the published file is no database
+                raise damaged(self.paths.published, exc) or WarehouseError(
+                    f"the warehouse {self.paths.published} cannot be opened: {first_line(exc)}"
                 ) from None
             self.con.execute("set TimeZone = 'UTC'")
             apply_migrations(self.con, self.notes)
         except duckdb.Error as exc:  # read through the copy: the file itself may be damaged
             self._discard()
-            found = damaged(self.paths.serving, exc)
+            found = damaged(self.paths.published, exc)
             if found is None:
                 raise
             raise found from exc
@@ -570,7 +570,7 @@ class SnapshotWriter:
     ) -> None:
         self._discard()
         if isinstance(exc, duckdb.Error):
-            found = damaged(self.paths.serving, exc)
+            found = damaged(self.paths.published, exc)
             if found is not None:
                 raise found from exc
 
@@ -615,7 +615,7 @@ class SnapshotWriter:
             raise WarehouseError(f"staging file {staging.name} kept a WAL after CHECKPOINT")
         _fsync(staging)
         self._on_stage("before_rename")
-        os.replace(staging, self.paths.serving)
+        os.replace(staging, self.paths.published)
         self._staging = None
         _fsync(self.paths.directory)
         self._on_stage("renamed")

@@ -1,4 +1,4 @@
-"""Parquet export of serving views or of a whole snapshot, never as a half-written file."""
+"""Parquet export of published views or of a whole snapshot, never as a half-written file."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fabricscope.warehouse.db import (
-    SERVING_RELATIONS,
+    PUBLISHED_RELATIONS,
     SnapshotInfo,
     WarehouseError,
     read_connection,
@@ -32,10 +32,10 @@ def export_parquet(
     place, so a reader of ``out_dir`` never sees a partial file. All relations
     come from one read-only connection, i.e. one snapshot.
     """
-    chosen = sorted(SERVING_RELATIONS) if not relations else list(relations)
-    unknown = [r for r in chosen if r not in SERVING_RELATIONS]
+    chosen = sorted(PUBLISHED_RELATIONS) if not relations else list(relations)
+    unknown = [r for r in chosen if r not in PUBLISHED_RELATIONS]
     if unknown:
-        choices = ", ".join(sorted(SERVING_RELATIONS))
+        choices = ", ".join(sorted(PUBLISHED_RELATIONS))
         raise WarehouseError(f"cannot export {', '.join(unknown)}: choose from {choices}")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

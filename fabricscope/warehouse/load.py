@@ -376,7 +376,7 @@ def publish_estimates(
     rankings: pd.DataFrame | None = None,
     exclusions: pd.DataFrame | None = None,
 ) -> PublishResult:
-    """Store materialised rankings as the next snapshot; the serving offers are untouched.
+    """Store materialised rankings as the next snapshot; the published offers are untouched.
 
     ``rows``: the ranked offers, shaped like the ``estimates`` table without ``snapshot_id``;
     ``rankings``: one row per ranking (``estimate_rankings``) and ``exclusions``: the offers

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from bench.bench_browser import serving
+from bench.bench_browser import app_server
 from fabricscope.model.workloads import preset
 from fabricscope.rank.ranking import RankRequest, parse_gpu_counts, rank
 from tests.helpers import AS_OF, ROOT
@@ -43,7 +43,7 @@ def app_url(fixture_warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -
     """The app served by `streamlit run` on 127.0.0.1 (the same start as the browser
     benchmark's), "now" pinned to AS_OF."""
     data = tmp_path_factory.mktemp("app-data")
-    with serving(fixture_warehouse, data, {"FABRICSCOPE_AS_OF": AS_OF.isoformat()}) as (url, _):
+    with app_server(fixture_warehouse, data, {"FABRICSCOPE_AS_OF": AS_OF.isoformat()}) as (url, _):
         yield url
 
 

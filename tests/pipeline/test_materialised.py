@@ -130,6 +130,6 @@ def test_only_the_latest_rankings_keep_their_exclusions(fixture_warehouse, tmp_p
 
 @pytest.mark.parametrize("name", ["estimate_rankings", "estimate_exclusions"])
 def test_the_served_tables_are_readable_by_anyone(name):
-    from fabricscope.warehouse.db import SERVING_RELATIONS
+    from fabricscope.warehouse.db import PUBLISHED_RELATIONS
 
-    assert name in SERVING_RELATIONS
+    assert name in PUBLISHED_RELATIONS

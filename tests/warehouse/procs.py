@@ -1,7 +1,7 @@
 """Real processes for the concurrency and crash tests: ``python -m tests.warehouse.procs``.
 
 reader PATH LAST_SNAPSHOT ROWS_PER_RUN
-    Query the serving file in a loop, each query on a fresh read-only connection, until it
+    Query the published file in a loop, each query on a fresh read-only connection, until it
     has seen snapshot LAST_SNAPSHOT (at most 10 minutes); print "reading" after the first
     query, then one JSON line: queries made, errors, inconsistent snapshots, ids seen.
 publisher PATH ROWS SEED [PAUSE_AT]

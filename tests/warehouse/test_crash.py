@@ -43,7 +43,7 @@ def wait_for(process, line):
 
 
 def assert_intact(path, before_id):
-    """The serving file opens, matches its recorded hash, and is the old or the new snapshot."""
+    """The published file opens, matches its recorded hash, and is the old or the new snapshot."""
     snapshot = current_snapshot(path)
     assert snapshot.snapshot_id in (before_id, before_id + 1)
     report = verify(path)

@@ -28,7 +28,7 @@ def test_no_data_test_fails_on_a_published_warehouse(good):
 
 
 def scratch(good, tmp_path):
-    """A writable copy to break on purpose; the serving file is never written."""
+    """A writable copy to break on purpose; the published file is never written."""
     copy = tmp_path / "scratch.duckdb"
     shutil.copyfile(good, copy)
     con = duckdb.connect(str(copy))

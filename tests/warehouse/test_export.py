@@ -5,7 +5,7 @@ import json
 import duckdb
 import pytest
 
-from fabricscope.warehouse.db import SERVING_RELATIONS, WarehouseError, read_frame
+from fabricscope.warehouse.db import PUBLISHED_RELATIONS, WarehouseError, read_frame
 from fabricscope.warehouse.export import export_parquet
 from tests.helpers import publish_synthetic
 
@@ -14,7 +14,7 @@ def test_whole_snapshot_exports_to_parquet_that_matches_the_warehouse(warehouse_
     publish_synthetic(warehouse_path, 500, source="alpha")
     out = tmp_path / "export"
     result = export_parquet(warehouse_path, out)
-    assert set(result.files) == set(SERVING_RELATIONS)
+    assert set(result.files) == set(PUBLISHED_RELATIONS)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["snapshot_id"] == result.snapshot.snapshot_id
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no partial files left

@@ -171,7 +171,7 @@ def _leave_a_wal(path: Path) -> None:
     con.close()
 
 
-def test_a_wal_beside_the_serving_file_is_replayed_and_kept_aside(warehouse_path):
+def test_a_wal_beside_the_published_file_is_replayed_and_kept_aside(warehouse_path):
     _leave_a_wal(warehouse_path)
     assert wal_of(warehouse_path).exists()
     # until a publish folds it in, reads refuse rather than mix unpublished changes in

@@ -1,6 +1,6 @@
 """Quarantine a price that jumped far from what the same offer last cost.
 
-A per-GPU-hour price more than 3x, or under 1/3 of, the price the serving snapshot holds
+A per-GPU-hour price more than 3x, or under 1/3 of, the price the published snapshot holds
 for the same offer (source, provider, instance type, region and tier) is kept aside with
 its reason, not published: a price that moves that far between two runs is far likelier a
 parsing slip (a per-GPU price read as per-node, a currency or unit change) than a real
@@ -50,7 +50,7 @@ def offer_key(item: Offer) -> OfferKey:
 
 
 def reference_prices(path: Path) -> dict[OfferKey, float]:
-    """USD per GPU-hour of each offer in the serving snapshot (its median, should one
+    """USD per GPU-hour of each offer in the published snapshot (its median, should one
     source list the same offer twice)."""
     if not path.is_file():
         return {}

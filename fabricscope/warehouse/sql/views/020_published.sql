@@ -1,4 +1,4 @@
--- Serving views: the names people, the app and saved SQL rely on. Keep them stable.
+-- Published views: the names people, the app and saved SQL rely on. Keep them stable.
 
 -- Offers of each source's last good run.
 create or replace view offers_current as
