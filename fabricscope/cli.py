@@ -1283,47 +1283,27 @@ def _layout(text: str, job: Workload, rows: list[dict[str, Any]]) -> scaling.Lay
             raise HardwareError(
                 f"--layout {shown!r}: {name} must be a positive count (got {value})"
             )
-    if cp > 1 and job.seq_len % (2 * cp):
-        raise HardwareError(
-            f"--layout {shown!r}: cp={cp} needs seq_len divisible by 2 x cp (the sequence is "
-            f"split in 2 cp chunks for causal load balance); seq_len is {job.seq_len}"
-        )
-    if cp > 1 and not job.flash_attention:
-        raise HardwareError(
-            f"--layout {shown!r}: cp={cp} runs on fused (flash) attention only; the workload "
-            "says flash_attention false"
-        )
     if parts:
         raise HardwareError(
             f"--layout: unknown keys {', '.join(parts)} (use tp, pp, dp, mb, recompute, cp, "
             "vpp, first, last)"
         )
-    # what a Megatron-style layout needs: heads split evenly across TP ranks, stages that
-    # add up to the layers; said here by name instead of an estimate of NaN
-    if job.heads % tp:
-        raise HardwareError(f"--layout {shown!r}: tp={tp} does not divide the {job.heads} heads")
-    try:
-        scaling.stage_plan(job.layers, pp, first, last)
-    except ValueError as exc:
-        raise HardwareError(f"--layout {shown!r}: {exc}") from None
-    if vpp is not None and vpp > 1 and (pp == 1 or job.layers < pp * vpp):
-        raise HardwareError(
-            f"--layout {shown!r}: vpp={vpp} needs pp > 1 and at least one layer per chunk "
-            f"({job.layers} layers on pp={pp})"
-        )
+    # the rules every layout keeps (scaling.LAYOUT_RULES, which the search keeps too), said
+    # here by name instead of an estimate of NaN; then stages that add up to the layers
     for row in rows:
         gpus = int(row["gpu_count"])
+        problem = scaling.layout_problem(job, gpus, tp, pp, cp, vpp or 1)
+        if problem:
+            raise HardwareError(f"--layout {shown!r}: {problem}")
         if dp is not None and tp * pp * cp * dp != gpus:
             raise HardwareError(
                 f"--layout tp*pp*cp*dp = {tp * pp * cp * dp} but the profile has "
                 f"{row['gpu_count']} GPUs"
             )
-        if gpus % (tp * pp * cp):
-            product = "tp*pp*cp" if cp > 1 else "tp*pp"
-            raise HardwareError(
-                f"--layout {shown!r}: {product} = {tp * pp * cp} does not divide the profile's "
-                f"{gpus} GPUs"
-            )
+    try:
+        scaling.stage_plan(job.layers, pp, first, last)
+    except ValueError as exc:
+        raise HardwareError(f"--layout {shown!r}: {exc}") from None
     return scaling.LayoutGrid.partial(job, tp, pp, mb, recompute, vpp, cp, first, last, block)
 
 

@@ -586,16 +586,74 @@ def _stages(layers: int, layout: LayoutGrid, plans: NDArray[np.float64]) -> tupl
     return np.where(uneven, imbalance, 1.0), kept
 
 
-def _valid(workload: Workload, g: _Grid) -> Array:
-    """Layouts the GPUs divide into, TP inside the NVLink domain; with an exact batch, only
-    those whose data-parallel ranks and micro-batch divide it."""
-    n_gpu = g.col["gpu_count"]
+@dataclass(frozen=True)
+class LayoutRule:
+    """A rule every TP x PP x CP layout keeps, stated once: the search keeps only the layouts
+    that hold it (``holds``, over arrays of GPU counts and layouts) and ``--layout`` refuses one
+    that breaks it in words (``says``, for one layout)."""
+
+    holds: Any  # (workload, gpus, tp, pp, cp, vpp) -> bool, over broadcastable arrays
+    says: Any  # (workload, gpus, tp, pp, cp, vpp) -> str
+
+
+LAYOUT_RULES: tuple[LayoutRule, ...] = (
+    # Megatron splits the attention heads evenly across the TP ranks
+    LayoutRule(
+        lambda w, n, t, p, cp, v: np.mod(w.heads, t) == 0,
+        lambda w, n, t, p, cp, v: f"tp={t} does not divide the {w.heads} heads",
+    ),
     # CP splits each sequence into 2 cp chunks for causal load balance, and runs on fused
     # (flash) attention only (Megatron-Core's CP uses Transformer Engine's)
-    context = (g.cp == 1) | ((np.mod(workload.seq_len, 2 * g.cp) == 0) & workload.flash_attention)
+    LayoutRule(
+        lambda w, n, t, p, cp, v: (cp == 1) | (np.mod(w.seq_len, 2 * cp) == 0),
+        lambda w, n, t, p, cp, v: (
+            f"cp={cp} needs seq_len divisible by 2 x cp (the sequence is "
+            f"split in 2 cp chunks for causal load balance); seq_len is {w.seq_len}"
+        ),
+    ),
+    LayoutRule(
+        lambda w, n, t, p, cp, v: (cp == 1) | w.flash_attention,
+        lambda w, n, t, p, cp, v: (
+            f"cp={cp} runs on fused (flash) attention only; the workload says flash_attention false"
+        ),
+    ),
+    # an interleaved schedule needs stages to interleave and a layer per chunk
+    LayoutRule(
+        lambda w, n, t, p, cp, v: (v == 1) | ((p > 1) & (w.layers >= p * v)),
+        lambda w, n, t, p, cp, v: (
+            f"vpp={v} needs pp > 1 and at least one layer per chunk ({w.layers} layers on pp={p})"
+        ),
+    ),
+    # GPUs = TP x CP x PP x DP
+    LayoutRule(
+        lambda w, n, t, p, cp, v: np.mod(n, t * p * cp) == 0,
+        lambda w, n, t, p, cp, v: (
+            f"{'tp*pp*cp' if cp > 1 else 'tp*pp'} = {t * p * cp} does "
+            f"not divide the profile's {n} GPUs"
+        ),
+    ),
+)
+
+
+def layout_problem(
+    workload: Workload, gpus: int, tp: int, pp: int, cp: int = 1, vpp: int = 1
+) -> str | None:
+    """The first of ``LAYOUT_RULES`` one layout breaks, in words; None when it keeps them."""
+    for rule in LAYOUT_RULES:
+        if not bool(rule.holds(workload, gpus, tp, pp, cp, vpp)):
+            return str(rule.says(workload, gpus, tp, pp, cp, vpp))
+    return None
+
+
+def _valid(workload: Workload, g: _Grid) -> Array:
+    """Layouts that keep ``LAYOUT_RULES``, TP inside the NVLink domain, and a whole number of
+    micro-batches (with an exact batch, only layouts whose data-parallel ranks and micro-batch
+    divide it)."""
+    kept = np.ones(np.broadcast_shapes(g.col["gpu_count"].shape, g.t.shape), dtype=bool)
+    for rule in LAYOUT_RULES:
+        kept &= rule.holds(workload, g.col["gpu_count"], g.t, g.p, g.cp, g.v)
     return (
-        context
-        & (np.mod(n_gpu, g.t * g.p * g.cp) == 0)
+        kept
         & (g.t <= g.col["nvlink_domain_gpus"])
         & (np.mod(g.m, 1.0) == 0)
         & (g.m >= 1)
