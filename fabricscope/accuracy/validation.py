@@ -28,7 +28,13 @@ from typing import Any
 import numpy as np
 
 from fabricscope.model.hardware import HardwareError
-from fabricscope.model.scaling import FP8_EFFICIENCY_PRIOR, LayoutGrid, ModelConstants, estimate
+from fabricscope.model.scaling import (
+    FP8_EFFICIENCY_PRIOR,
+    LayoutGrid,
+    ModelConstants,
+    estimate,
+    fitted_constants,
+)
 from fabricscope.model.workload import Precision, Recompute, Stack, Workload
 from fabricscope.rank.catalog import gpu_specs, profiles, resolve_gpu
 
@@ -765,7 +771,8 @@ def fit_constants(
     ]
     if unverified:
         notes.append(f"not fitted on: {', '.join(unverified)} (their source rows say VERIFY)")
-    names = ["eta_compute_max", "matrix_width_half", "dp_overlap"]
+    # the constants ModelConstants marks fitted; FP8's only where there are FP8 cases
+    names = [n for n in fitted_constants() if n != "fp8_efficiency_factor"]
     if any(case.workload.precision is Precision.FP8 for case in cases):
         names.append("fp8_efficiency_factor")
     else:

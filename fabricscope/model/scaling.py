@@ -10,7 +10,7 @@ Units: seconds, bytes, FLOP, bytes/s per GPU unidirectional.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -45,64 +45,124 @@ TORCHTITAN_FP8_FACTOR = 0.8351
 FP8_EFFICIENCY_PRIOR = TORCHTITAN_FP8_FACTOR
 
 
+# What a constant is: fitted globally on the published runs, measured or taken from a source,
+# a prior where none was found, or policy (a threshold that says, not estimates)
+CONSTANT_KINDS = ("fitted", "measured", "prior", "policy")
+
+
+def _constant(value: float, kind: str, source: str) -> Any:
+    """A ModelConstants field: its default, its kind (CONSTANT_KINDS) and its source."""
+    assert kind in CONSTANT_KINDS, kind
+    return field(default=value, metadata={"kind": kind, "source": source})
+
+
 @dataclass(frozen=True)
 class ModelConstants:
-    """Default constants; sources in docs/MODEL.md. ``fitted`` ones were fitted globally."""
+    """Default constants, each with its kind and source (``constant_kinds``; docs/MODEL.md):
+    ``fitted`` globally on the published runs (``accuracy.validation.fit_constants`` fits
+    exactly these), ``measured`` or taken from a source, a ``prior`` (no measurement found),
+    or verdict ``policy``."""
 
     # compute efficiency: eta = eta_max * w / (w + w_half * ridge) * ceiling / A100's, w the
     # layer's GEMM width on one TP rank, ceiling the GPU's measured matmul share of its peak;
     # eta_max and w_half fitted globally on the published runs (fabricscope/accuracy/validation.py,
     # docs/MODEL.md)
-    eta_compute_max: float = 0.6546
-    matrix_width_half: float = 190.358
+    eta_compute_max: float = _constant(
+        0.6546, "fitted", "fit_constants on the published runs (docs/MODEL.md)"
+    )
+    matrix_width_half: float = _constant(
+        190.358, "fitted", "fit_constants on the published runs (docs/MODEL.md)"
+    )
     # FP8 (the linear layers only): achieved throughput on FP8 peak relative to BF16's on BF16
     # peak, beyond what the GPU's measured FP8 and BF16 matmul ceilings explain; fitted with
     # the two above on NeMo 24.07's H100 FP8 rows (prior FP8_EFFICIENCY_PRIOR)
-    fp8_efficiency_factor: float = 0.9502
+    fp8_efficiency_factor: float = _constant(
+        0.9502, "fitted", "fit_constants on NeMo 24.07's H100 FP8 rows"
+    )
     # software stack (Workload.stack), compute efficiency over the fitted one (megatron's):
     # fsdp: none measured (llm-foundry's 78 fitted FSDP rows come out -0.8% signed median,
     # Megatron's families +6%: no penalty to fit); eager: torchtitan's FSDP without
     # torch.compile over with it, Llama 3.1 8B on H100, the same team and day (5,762 / 6,667
     # tokens/s on 8 GPUs, 5,605 / 6,514 on 128; benchmarks/llama3_h100_202412_torchtitan.md)
-    fsdp_efficiency_factor: float = 1.0
-    eager_efficiency_factor: float = 0.862
+    fsdp_efficiency_factor: float = _constant(
+        1.0, "prior", "none measured: llm-foundry's FSDP rows show no penalty to fit"
+    )
+    eager_efficiency_factor: float = _constant(
+        0.862, "measured", "torchtitan Llama 3.1 8B on H100, without over with torch.compile"
+    )
     # FP8 on a PyTorch stack (fsdp, eager) in place of fp8_efficiency_factor (Megatron's,
     # fitted): measured on torchtitan (TORCHTITAN_FP8_FACTOR)
-    fsdp_fp8_efficiency_factor: float = TORCHTITAN_FP8_FACTOR
+    fsdp_fp8_efficiency_factor: float = _constant(
+        TORCHTITAN_FP8_FACTOR, "measured", "torchtitan FP8 over BF16 (TORCHTITAN_FP8_FACTOR)"
+    )
     # achieved share of HBM bandwidth in streaming kernels (prior: STREAM-like copies reach
     # 80-90% of the datasheet figure); used for unfused attention's score traffic
-    hbm_efficiency: float = 0.8
+    hbm_efficiency: float = _constant(
+        0.8, "prior", "STREAM-like copies reach 80-90% of the datasheet bandwidth"
+    )
     # share of TP communication hidden behind GEMMs when the job overlaps them
     # (Megatron-Core --tp-comm-overlap); prior, fitted on the runs that state it
-    tp_overlap_share: float = 0.8
+    tp_overlap_share: float = _constant(
+        0.8, "prior", "Megatron-Core --tp-comm-overlap; no measured share"
+    )
     # share of MoE all-to-all hidden under another micro-batch's compute when the job overlaps
     # them (Megatron-Core --overlap-moe-expert-parallel-comm, DualPipe); prior, as TP's
-    ep_overlap_share: float = 0.8
+    ep_overlap_share: float = _constant(0.8, "prior", "as TP's overlap share")
     # NVLink bus bandwidth efficiency: 741 of 900 GB/s on HGX H100 (model-notes 5.5, [R5])
-    nvlink_efficiency: float = 0.80
+    nvlink_efficiency: float = _constant(
+        0.80, "measured", "741 of 900 GB/s on HGX H100 (model-notes 5.5, [R5])"
+    )
     # NCCL ring step latency, Simple protocol (model-notes 5.3, [R19])
-    nvlink_step_latency_s: float = 3.4e-6
-    network_step_latency_s: float = 9.6e-6
-    collective_base_latency_s: float = 8.4e-6
+    nvlink_step_latency_s: float = _constant(
+        3.4e-6, "measured", "NCCL ring step latency, Simple protocol (model-notes 5.3, [R19])"
+    )
+    network_step_latency_s: float = _constant(
+        9.6e-6, "measured", "NCCL ring step latency, Simple protocol (model-notes 5.3, [R19])"
+    )
+    collective_base_latency_s: float = _constant(
+        8.4e-6, "measured", "NCCL base latency (model-notes 5.3, [R19])"
+    )
     # all-to-all reaches this share of the fabric's all-reduce efficiency (prior, 4.4)
-    alltoall_efficiency: float = 0.8
+    alltoall_efficiency: float = _constant(0.8, "prior", "model-notes 4.4")
     # DP gradient sync hidden under backward (prior 0.8-0.9, model-notes 4.6)
-    dp_overlap: float = 0.85
+    dp_overlap: float = _constant(
+        0.85, "fitted", "fit_constants on the published runs; prior 0.8-0.9 (model-notes 4.6)"
+    )
     # SM time lost to overlapped collectives: NVLink 0.15, NIC 0.02 (Calculon [R2])
-    overlap_sm_contention: float = 0.02
+    overlap_sm_contention: float = _constant(
+        0.02, "measured", "Calculon's NIC processor usage [R2]"
+    )
     # optimizer step: bytes touched per trainable parameter shard (mixed-precision Adam)
-    optimizer_bytes_per_param: float = 16.0
+    optimizer_bytes_per_param: float = _constant(
+        16.0, "measured", "mixed-precision Adam's state per parameter"
+    )
     # memory: buffers and CUDA context (prior), headroom for fragmentation (prior, 4.8)
-    buffer_bytes: float = 2.5e9
-    memory_headroom: float = 0.08
+    buffer_bytes: float = _constant(2.5e9, "prior", "buffers and CUDA context")
+    memory_headroom: float = _constant(0.08, "prior", "fragmentation (model-notes 4.8)")
     # failures: GPU-hours per unexpected interruption, from Llama 3's 419 in 54 days on
     # 16,384 H100 (model-notes 4.9, [R32]); checkpoint write and restart cost (priors)
-    gpu_hours_per_interruption: float = 50_700.0
-    checkpoint_s: float = 60.0
-    restart_s: float = 600.0
+    gpu_hours_per_interruption: float = _constant(
+        50_700.0, "measured", "Llama 3: 419 interruptions in 54 days on 16,384 H100 ([R32])"
+    )
+    checkpoint_s: float = _constant(60.0, "prior", "checkpoint write")
+    restart_s: float = _constant(600.0, "prior", "restart after an interruption")
     # verdict thresholds on the exposed communication share (model-notes 4.6)
-    balanced_from: float = 0.10
-    communication_bound_from: float = 0.30
+    balanced_from: float = _constant(
+        0.10, "policy", "verdict threshold on the exposed communication share (model-notes 4.6)"
+    )
+    communication_bound_from: float = _constant(
+        0.30, "policy", "verdict threshold on the exposed communication share (model-notes 4.6)"
+    )
+
+
+def constant_kinds() -> dict[str, tuple[str, str]]:
+    """Every ModelConstants field: (its kind, its source)."""
+    return {f.name: (f.metadata["kind"], f.metadata["source"]) for f in fields(ModelConstants)}
+
+
+def fitted_constants() -> list[str]:
+    """The constants fitted globally on the published runs, in declaration order."""
+    return [name for name, (kind, _) in constant_kinds().items() if kind == "fitted"]
 
 
 VIRTUAL_STAGES = (1, 2, 4, 8)
