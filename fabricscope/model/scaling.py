@@ -1069,24 +1069,24 @@ def _goodput(n: Array, c: ModelConstants) -> Array:
     return np.clip(1.0 - waste, 0.05, 1.0)
 
 
-def estimate(
-    workload: Workload,
-    hw: HardwareProfiles,
-    layout: LayoutGrid | None = None,
-    constants: ModelConstants | None = None,
-) -> Estimate:
-    """Estimate ``workload`` on every profile of ``hw``; search layouts unless one is given.
+@dataclass(frozen=True)
+class _Terms:
+    """Every term of a step over the (profile, layout) grid: the parts (seconds per step,
+    keyed by their ``STEP_PARTS`` field) and what choosing and reporting a layout needs."""
 
-    One pure function per term, each over the (profile, layout) grid: compute, the TP, PP,
-    DP and EP collectives, bubble, optimizer, memory; then the fastest valid layout that
-    fits is chosen per profile, and failures turn its step time into time-to-train.
-    """
-    c = constants or ModelConstants()
-    if layout is None:
-        layout = LayoutGrid.search(workload, int(np.max(hw.nvlink_domain_gpus)))
-    g = _grid(workload, hw, layout, c)
-    t, p, b, v, dp = g.t, g.p, g.b, g.v, g.dp
-    valid = _valid(workload, g)
+    parts: dict[str, Array]
+    step: Array  # the parts' sum, seconds per step
+    dp_raw: Array  # the whole data-parallel sync, before the overlap hides part of it
+    ep_fabric: Array  # the expert-parallel traffic that crosses the fabric
+    cp_fabric: Array  # the context-parallel traffic that crosses the fabric
+    memory: Array  # bytes per GPU
+    fits: NDArray[np.bool_]
+    valid: NDArray[np.bool_]
+
+
+def _terms(workload: Workload, g: _Grid, c: ModelConstants) -> _Terms:
+    """One pure function per term, each over the (profile, layout) grid."""
+    p, v = g.p, g.v
     computed = _compute(workload, g, c)
     compute = computed.time
     # the collectives per layer, like the compute, wait on the heaviest stage
@@ -1110,12 +1110,52 @@ def estimate(
         + optimizer
     )
     memory = _memory(workload, g, c, params)
-    fits = memory <= g.col["hbm_bytes"] * (1.0 - c.memory_headroom)
+    parts = {
+        "compute_s": compute,
+        "overlap_contention_s": compute * c.overlap_sm_contention,
+        "tp_comm_s": tp_time,
+        "pp_comm_s": pp_time,
+        "cp_comm_s": cp_time,
+        "dp_comm_exposed_s": dp_exposed,
+        "ep_comm_s": ep_time,
+        "bubble_s": bubble,
+        "optimizer_s": optimizer,
+    }
+    assert list(parts) == [part.field for part in STEP_PARTS]
+    return _Terms(
+        parts=parts,
+        step=step,
+        dp_raw=dp_time,
+        ep_fabric=ep_fabric,
+        cp_fabric=cp_fabric,
+        memory=memory,
+        fits=memory <= g.col["hbm_bytes"] * (1.0 - c.memory_headroom),
+        valid=_valid(workload, g),
+    )
 
-    # ---- choose, per profile, among the valid layouts that fit: those that run the batch
-    # nearest the workload's (its own when one divides it), the fastest per token of them
-    # a given layout's unstated parts are searched among the choices that fit; when none
-    # does, the given layout is still estimated (and reported as not fitting)
+
+@dataclass(frozen=True)
+class _Choice:
+    """Per profile, the layout chosen (``pick``), whether one was found and whether it fits."""
+
+    pick: NDArray[np.int64]
+    found: NDArray[np.bool_]
+    fits: NDArray[np.bool_]
+    shape: tuple[int, ...]
+
+    def __call__(self, values: Array) -> Array:
+        """``values`` over the grid, at each profile's chosen layout."""
+        full = np.broadcast_to(values, self.shape)
+        return np.asarray(full[np.arange(len(self.pick)), self.pick], dtype=np.float64)
+
+
+def _choose(terms: _Terms, g: _Grid, given: bool) -> _Choice:
+    """Choose, per profile, among the valid layouts that fit: those that run the batch nearest
+    the workload's (its own when one divides it), the fastest per token of them. A given
+    layout's unstated parts are searched among the choices that fit; when none does, the given
+    layout is still estimated (and reported as not fitting). Where nothing is found, the
+    smallest-memory valid layout is reported so the user sees why."""
+    step, valid, fits = terms.step, terms.valid, terms.fits
     batch_scale = np.broadcast_to(g.batch_scale, step.shape)
     gap = np.abs(batch_scale - 1.0)
     per_token = step / batch_scale
@@ -1125,39 +1165,81 @@ def estimate(
         return np.where(allowed & (gap <= closest + 1e-9), per_token, np.inf)
 
     fitting = nearest(valid & fits)
-    if layout.given:
+    if given:
         any_fits = np.isfinite(fitting).any(axis=1, keepdims=True)
         candidate = np.where(any_fits, fitting, nearest(np.asarray(valid)))
     else:
         candidate = fitting
+    rows = np.arange(candidate.shape[0])
     best = np.argmin(candidate, axis=1)
-    found = np.isfinite(candidate[np.arange(len(hw)), best])
-    fits_chosen = np.asarray(np.broadcast_to(fits, candidate.shape)[np.arange(len(hw)), best])
-    # where nothing fits, report the smallest-memory valid layout so the user sees why
-    fallback = np.argmin(np.where(valid, memory, np.inf), axis=1)
-    pick = np.where(found, best, fallback)
-    rows = np.arange(len(hw))
+    found = np.isfinite(candidate[rows, best])
+    fits_chosen = np.asarray(np.broadcast_to(fits, candidate.shape)[rows, best])
+    fallback = np.argmin(np.where(valid, terms.memory, np.inf), axis=1)
+    return _Choice(
+        pick=np.where(found, best, fallback),
+        found=found,
+        fits=fits_chosen,
+        shape=candidate.shape,
+    )
 
-    def chosen(values: Array) -> Array:
-        full = np.broadcast_to(values, candidate.shape)
-        return np.asarray(full[rows, pick], dtype=np.float64)
 
-    step_s = np.where(found, chosen(step), np.nan)
-    scale = chosen(batch_scale)
+def estimate(
+    workload: Workload,
+    hw: HardwareProfiles,
+    layout: LayoutGrid | None = None,
+    constants: ModelConstants | None = None,
+) -> Estimate:
+    """Estimate ``workload`` on every profile of ``hw``; search layouts unless one is given.
+
+    Three steps: the terms (:func:`_terms`: compute, the TP, PP, CP, DP and EP collectives,
+    bubble, optimizer, memory, each over the (profile, layout) grid), the choice of a layout
+    per profile (:func:`_choose`), and the estimate assembled from the chosen layout's terms
+    (:func:`_assemble`), where failures turn its step time into time-to-train.
+    """
+    c = constants or ModelConstants()
+    if layout is None:
+        layout = LayoutGrid.search(workload, int(np.max(hw.nvlink_domain_gpus)))
+    g = _grid(workload, hw, layout, c)
+    terms = _terms(workload, g, c)
+    return _assemble(workload, hw, layout, g, terms, _choose(terms, g, layout.given), c)
+
+
+def _assemble(
+    workload: Workload,
+    hw: HardwareProfiles,
+    layout: LayoutGrid,
+    g: _Grid,
+    terms: _Terms,
+    chosen: _Choice,
+    c: ModelConstants,
+) -> Estimate:
+    """The estimate of each profile's chosen layout: its step's parts, time and cost, MFU,
+    the verdict and where the exposed communication runs."""
+    found, pick, shape = chosen.found, chosen.pick, chosen.shape
+    step_s = np.where(found, chosen(terms.step), np.nan)
+    scale = chosen(np.broadcast_to(g.batch_scale, shape))
     model_flops_step = _model_flops_step(workload) * scale
     tokens_step = workload.batch_tokens * scale
-    compute_s = chosen(compute)
-    bubble_s = chosen(bubble)
-    tp_s, pp_s, ep_s = chosen(tp_time), chosen(pp_time), chosen(ep_time)
-    cp_s = chosen(cp_time)
-    dp_raw, dp_exp = chosen(dp_time), chosen(dp_exposed)
-    opt_s = chosen(optimizer)
+    part = {name: chosen(values) for name, values in terms.parts.items()}
+    compute_s, bubble_s = part["compute_s"], part["bubble_s"]
+    tp_s, pp_s, ep_s, cp_s = (
+        part["tp_comm_s"],
+        part["pp_comm_s"],
+        part["ep_comm_s"],
+        part["cp_comm_s"],
+    )
+    dp_exp, opt_s = part["dp_comm_exposed_s"], part["optimizer_s"]
+    dp_raw = chosen(terms.dp_raw)
     n = hw.gpu_count
 
     goodput = _goodput(n, c)
 
     exposed = tp_s + pp_s + ep_s + cp_s + dp_exp
-    fabric_part = np.where(hw.nodes > 1, pp_s + dp_exp, 0.0) + chosen(ep_fabric) + chosen(cp_fabric)
+    fabric_part = (
+        np.where(hw.nodes > 1, pp_s + dp_exp, 0.0)
+        + chosen(terms.ep_fabric)
+        + chosen(terms.cp_fabric)
+    )
     tokens_per_s = tokens_step / step_s
     rented = np.ceil(n / hw.gpus_per_node) * hw.gpus_per_node
     train_s = workload.tokens / tokens_step * step_s / goodput
@@ -1180,10 +1262,11 @@ def estimate(
         "none" if not e > 0 else "fabric" if f >= 0.5 else "nvlink"
         for e, f in zip(exposed, fabric_share, strict=True)
     ]
+    t, p, b, v, dp, valid, memory = g.t, g.p, g.b, g.v, g.dp, terms.valid, terms.memory
     return Estimate(
         step_time_s=step_s,
         compute_s=compute_s,
-        overlap_contention_s=compute_s * c.overlap_sm_contention,
+        overlap_contention_s=part["overlap_contention_s"],
         tp_comm_s=tp_s,
         pp_comm_s=pp_s,
         dp_comm_exposed_s=dp_exp,
@@ -1204,13 +1287,13 @@ def estimate(
         comm_to_compute_raw=(tp_s + pp_s + ep_s + cp_s + dp_raw) / compute_s,
         fabric_share_of_comm=fabric_share,
         memory_gb_per_gpu=chosen(memory) / GIB,
-        fits_memory=found & fits_chosen,
-        tp=chosen(np.broadcast_to(t, candidate.shape)),
-        pp=chosen(np.broadcast_to(p, candidate.shape)),
+        fits_memory=found & chosen.fits,
+        tp=chosen(np.broadcast_to(t, shape)),
+        pp=chosen(np.broadcast_to(p, shape)),
         dp=chosen(dp),
-        micro_batch=chosen(np.broadcast_to(b, candidate.shape)),
-        virtual_stages=chosen(np.broadcast_to(v, candidate.shape)),
-        cp=chosen(np.broadcast_to(g.cp, candidate.shape)),
+        micro_batch=chosen(np.broadcast_to(b, shape)),
+        virtual_stages=chosen(np.broadcast_to(v, shape)),
+        cp=chosen(np.broadcast_to(g.cp, shape)),
         first_stage_layers=g.stage_plans[pick, 0],
         last_stage_layers=g.stage_plans[pick, 2],
         stages=[
