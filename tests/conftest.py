@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -42,11 +43,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
 
 
-@pytest.fixture
-def warehouse_path(tmp_path: Path) -> Path:
-    """A real, freshly initialised warehouse file (schema and reference data)."""
-    path = tmp_path / "data" / "warehouse.duckdb"
+@pytest.fixture(scope="session")
+def initialised_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One warehouse initialised per test run (schema and reference data); never written."""
+    path = tmp_path_factory.mktemp("initialised") / "warehouse.duckdb"
     init_warehouse(path)
+    return path
+
+
+@pytest.fixture
+def warehouse_path(tmp_path: Path, initialised_warehouse: Path) -> Path:
+    """A real, freshly initialised warehouse file of the test's own: a copy of the run's
+    initialised one (the same bytes ``init_warehouse`` writes, without initialising again)."""
+    path = tmp_path / "data" / "warehouse.duckdb"
+    path.parent.mkdir(parents=True)
+    shutil.copyfile(initialised_warehouse, path)
     return path
 
 

@@ -7,10 +7,11 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from fabricscope.warehouse.db import PublishResult, StageHook
 from fabricscope.warehouse.load import RunBatch, RunRecord, new_run_id, publish_run
-from fabricscope.warehouse.models import RunMode, RunStatus, utc_now
+from fabricscope.warehouse.models import Offer, RunMode, RunStatus, utc_now
 from fabricscope.warehouse.synthetic import synthetic_offers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,3 +82,30 @@ def fabricscope(
         timeout=timeout,
         check=False,
     )
+
+
+def make_offer(usd_per_gpu_hour: float = 3.0, **changes: Any) -> Offer:
+    """A valid offer for a test: an 8-GPU H100 SXM node listed per instance on a made-up page,
+    at ``usd_per_gpu_hour``, with ``changes`` applied. The listed and hourly prices follow the
+    per-GPU price and the GPU count unless ``changes`` gives them."""
+    count = int(changes.get("gpu_count", 8))
+    per_node = usd_per_gpu_hour * count
+    fields: dict[str, Any] = {
+        "provider": "alpha",
+        "source": "alpha_page",
+        "instance_type": "8x H100",
+        "gpu_name": "H100 SXM",
+        "gpu_model": "H100-SXM-80GB",
+        "gpu_count": count,
+        "pricing_tier": "on_demand",
+        "price_basis": "per_instance",
+        "price": per_node,
+        "currency": "USD",
+        "price_usd_per_hour": per_node,
+        "price_usd_per_gpu_hour": usd_per_gpu_hour,
+        "source_url": "https://alpha.example.invalid/prices",
+        "obtained_by": "scraped",
+        "observed_at": utc_now(),
+    }
+    fields.update(changes)
+    return Offer(**fields)

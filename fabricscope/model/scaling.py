@@ -677,11 +677,14 @@ LAYOUT_RULES: tuple[LayoutRule, ...] = (
             f"cp={cp} runs on fused (flash) attention only; the workload says flash_attention false"
         ),
     ),
-    # an interleaved schedule needs stages to interleave and a layer per chunk
+    # an interleaved schedule needs stages to interleave and a layer per chunk, the embedding
+    # and the loss counted as a layer each, as Megatron-Core may place them (Llama 3.1 405B's
+    # published GB200 layout: 126 layers, pp=16, vpp=8, 7 on the first and last stages)
     LayoutRule(
-        lambda w, n, t, p, cp, v: (v == 1) | ((p > 1) & (w.layers >= p * v)),
+        lambda w, n, t, p, cp, v: (v == 1) | ((p > 1) & (w.layers + 2 >= p * v)),
         lambda w, n, t, p, cp, v: (
-            f"vpp={v} needs pp > 1 and at least one layer per chunk ({w.layers} layers on pp={p})"
+            f"vpp={v} needs pp > 1 and at least one layer per chunk "
+            f"({w.layers} layers, plus the embedding and the loss, on pp={p})"
         ),
     ),
     # GPUs = TP x CP x PP x DP

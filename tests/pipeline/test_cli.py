@@ -247,27 +247,15 @@ HOSTILE = "evil [/x] [bold]b[/bold] \x1b[31mred\x1b[0m \x07"
 
 def test_data_is_printed_as_text_never_as_markup_or_terminal_codes(tmp_path):
     from fabricscope.warehouse.load import RunBatch, offers_table, publish_run
-    from fabricscope.warehouse.models import Offer, utc_now
-    from tests.helpers import run_record
+    from tests.helpers import make_offer, run_record
 
     path = tmp_path / "data" / "warehouse.duckdb"
     assert fabricscope("init", "--warehouse", str(path)).returncode == 0
-    offer = Offer(
-        provider="alpha",
-        source="alpha_page",
+    offer = make_offer(
+        2.0,
         instance_type=HOSTILE,
-        gpu_name="H100 SXM",
-        gpu_model="H100-SXM-80GB",
-        gpu_count=8,
         pricing_tier="spot",  # not requested below: excluded, with its name in the table
-        price_basis="per_instance",
-        price=16.0,
-        currency="USD",
-        price_usd_per_hour=16.0,
-        price_usd_per_gpu_hour=2.0,
         source_url="https://alpha.example.invalid/prices",
-        obtained_by="scraped",
-        observed_at=utc_now(),
     )
     publish_run(path, RunBatch(run_record("alpha_page"), offers_table([offer])))
     shown = [

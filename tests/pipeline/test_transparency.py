@@ -30,8 +30,8 @@ from fabricscope.warehouse.load import (
     offers_table,
     publish_run,
 )
-from fabricscope.warehouse.models import FabricFact, Offer, utc_now
-from tests.helpers import run_record
+from fabricscope.warehouse.models import FabricFact, utc_now
+from tests.helpers import make_offer, run_record
 
 QUESTION_IDS = [
     "fabric_type",
@@ -66,18 +66,12 @@ def fixture_answers(fixture_warehouse):
 
 
 def offer(provider, tier="on_demand", obtained_by="scraped", instance_type="8x H100"):
-    return Offer(
+    return make_offer(
         provider=provider,
         source=f"{provider}_{'catalog' if obtained_by == 'catalog' else 'page'}",
         instance_type=instance_type,
-        gpu_name="H100 SXM",
-        gpu_count=8,
+        gpu_model=None,
         pricing_tier=tier,
-        price_basis="per_instance",
-        price=24.0,
-        currency="USD",
-        price_usd_per_hour=24.0,
-        price_usd_per_gpu_hour=3.0,
         source_url=f"https://{provider}.example.invalid/pricing",
         obtained_by=obtained_by,
         observed_at=NOW,

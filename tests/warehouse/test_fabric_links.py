@@ -16,28 +16,22 @@ from fabricscope.warehouse.load import (
     offers_table,
     publish_run,
 )
-from fabricscope.warehouse.models import FabricFact, Offer, utc_now
-from tests.helpers import run_record
+from fabricscope.warehouse.models import FabricFact, utc_now
+from tests.helpers import make_offer, run_record
 
 NOW = utc_now()
 
 
 def offer(provider, instance_type, gpu_name, gpu_model=None, count=8):
-    return Offer(
+    return make_offer(
+        8.0,
         provider=provider,
         source=f"{provider}_page",
         instance_type=instance_type,
         gpu_name=gpu_name,
         gpu_model=gpu_model,
         gpu_count=count,
-        pricing_tier="on_demand",
-        price_basis="per_instance",
-        price=8.0 * count,
-        currency="USD",
-        price_usd_per_hour=8.0 * count,
-        price_usd_per_gpu_hour=8.0,
         source_url="https://example.invalid/prices",
-        obtained_by="scraped",
         observed_at=NOW,
     )
 

@@ -6,7 +6,8 @@ from datetime import datetime
 import pytest
 from pydantic import ValidationError
 
-from fabricscope.warehouse.models import FabricClass, FabricFact, Offer, PricingTier, utc_now
+from fabricscope.warehouse.models import FabricClass, FabricFact, PricingTier, utc_now
+from tests.helpers import make_offer
 
 
 def offer(**changes):
@@ -14,20 +15,10 @@ def offer(**changes):
         provider="lambda",
         source="lambda_cloud",
         instance_type="gpu_8x_h100_sxm5",
-        gpu_model="H100-SXM-80GB",
-        gpu_count=8,
-        pricing_tier="on_demand",
-        price_basis="per_instance",
-        price=23.92,
-        currency="USD",
-        price_usd_per_hour=23.92,
-        price_usd_per_gpu_hour=2.99,
         source_url="https://lambda.ai/pricing",
-        obtained_by="scraped",
-        observed_at=utc_now(),
     )
     fields.update(changes)
-    return Offer(**fields)
+    return make_offer(2.99, **fields)
 
 
 def fact(**changes):

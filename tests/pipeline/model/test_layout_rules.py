@@ -48,6 +48,26 @@ def test_flash_attention_is_needed_for_context_parallelism():
 
 def test_a_layout_keeping_every_rule_has_no_problem():
     assert layout_problem(LLAMA_70B, 512, 8, 4, cp=2, vpp=5) is None
+    # as published: Llama 3.1 405B on 256 GB200, 126 layers on 16 stages of 8 chunks, the
+    # embedding and the loss each a layer of the first and last stage
+    assert layout_problem(preset("llama3-405b"), 256, 4, 16, vpp=8) is None
+    assert layout_problem(preset("llama3-405b"), 256, 4, 16, vpp=9) is not None
+
+
+def test_every_published_layout_keeps_every_rule():
+    """The rules are no stricter than what ran: every layout a published run states."""
+    from fabricscope.accuracy.published_tables import calibration_set, megatron_bridge_cases
+
+    for case in [*calibration_set()[0], *megatron_bridge_cases()[0]]:
+        layout = case.layout
+        if layout is None:
+            continue
+        for k in range(len(layout.tp)):
+            found = layout_problem(
+                case.workload, case.n_gpus, int(layout.tp[k]), int(layout.pp[k]),
+                int(layout.cp[k]) if layout.cp is not None else 1, int(layout.virtual[k]),
+            )  # fmt: skip
+            assert found is None, (case.run_id, found)
 
 
 @pytest.mark.parametrize("name", ["llama3-8b", "llama3-70b", "gpt3-175b", "mixtral-8x7b"])

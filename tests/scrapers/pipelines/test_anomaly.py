@@ -2,26 +2,19 @@ import pytest
 from scrapy.exceptions import DropItem
 
 from fabricscope.scrapers.pipelines.anomaly import AnomalyPipeline, offer_key
-from fabricscope.warehouse.models import Offer, PricingTier, utc_now
+from fabricscope.warehouse.models import PricingTier
+from tests.helpers import make_offer
 
 
 def offer(price_per_gpu):
-    return Offer(
+    return make_offer(
+        price_per_gpu,
         provider="lambda",
         source="lambda_cloud",
         instance_type="1x H100",
-        gpu_name="H100 SXM",
-        gpu_model="H100-SXM-80GB",
         gpu_count=1,
-        pricing_tier="on_demand",
         price_basis="per_gpu",
-        price=price_per_gpu,
-        currency="USD",
-        price_usd_per_hour=price_per_gpu,
-        price_usd_per_gpu_hour=price_per_gpu,
         source_url="https://lambda.ai/pricing",
-        obtained_by="scraped",
-        observed_at=utc_now(),
     )
 
 
