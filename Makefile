@@ -32,9 +32,6 @@ lock: | $(BIN)/uv
 
 venv: $(INSTALLED)
 
-# The bench extra (llm-analysis, the third estimator in the accuracy table) is in the lock.
-BENCH_INSTALLED := $(INSTALLED)
-
 # Create or migrate the warehouse, load the bundled reference data, and fill it from the
 # recorded responses in fixtures/ if it holds no offers yet (idempotent, no network).
 warehouse: venv
@@ -69,7 +66,8 @@ test: venv browser
 test-quick: venv
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow"
 
-bench: $(BENCH_INSTALLED)
+# the bench extra (llm-analysis, the third estimator in the accuracy table) is in the lock
+bench: venv
 	$(BIN)/python -m bench
 
 lint: venv

@@ -8,8 +8,8 @@ import pytest
 from fabricscope.accuracy.published_tables import calibration_set
 from fabricscope.accuracy.validation import CalibrationCase, CaseScore, score
 from fabricscope.warehouse.load import init_warehouse
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 # Process-level tests: the CLI, crawls and the scheduler as subprocesses, a served app, a
 # browser, kills and crashes, the SQL console's worker, and the model's fits. Marked slow, so
 # `make test-quick` (pytest -m "not slow") runs the rest in under two minutes; `make test`

@@ -10,6 +10,7 @@ Units: seconds, bytes, FLOP, bytes/s per GPU unidirectional.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -652,8 +653,8 @@ class LayoutRule:
     that hold it (``holds``, over arrays of GPU counts and layouts) and ``--layout`` refuses one
     that breaks it in words (``says``, for one layout)."""
 
-    holds: Any  # (workload, gpus, tp, pp, cp, vpp) -> bool, over broadcastable arrays
-    says: Any  # (workload, gpus, tp, pp, cp, vpp) -> str
+    holds: Callable[..., Any]  # (workload, gpus, tp, pp, cp, vpp) -> bool, over arrays
+    says: Callable[..., str]  # (workload, gpus, tp, pp, cp, vpp) -> its words
 
 
 LAYOUT_RULES: tuple[LayoutRule, ...] = (
@@ -1102,6 +1103,8 @@ def _terms(workload: Workload, g: _Grid, c: ModelConstants) -> _Terms:
     cp_time, cp_fabric = _cp_comm(workload, g, c, computed.attention)
     bubble = (p - 1) / (v * g.m) * compute  # (4.6)
     optimizer = _optimizer(workload, g, c, params)
+    # the parts' sum, written out in the order the constants were fitted with (summing the
+    # parts below in their display order could move a tie between layouts by a rounding)
     step = (
         compute * (1.0 + c.overlap_sm_contention)
         + bubble
@@ -1218,9 +1221,9 @@ def _assemble(
 ) -> Estimate:
     """The estimate of each profile's chosen layout: its step's parts, time and cost, MFU,
     the verdict and where the exposed communication runs."""
-    found, pick, shape = chosen.found, chosen.pick, chosen.shape
+    found, pick = chosen.found, chosen.pick
     step_s = np.where(found, chosen(terms.step), np.nan)
-    scale = chosen(np.broadcast_to(g.batch_scale, shape))
+    scale = chosen(g.batch_scale)
     model_flops_step = _model_flops_step(workload) * scale
     tokens_step = workload.batch_tokens * scale
     part = {name: chosen(values) for name, values in terms.parts.items()}
@@ -1291,12 +1294,12 @@ def _assemble(
         fabric_share_of_comm=fabric_share,
         memory_gb_per_gpu=chosen(memory) / GIB,
         fits_memory=found & chosen.fits,
-        tp=chosen(np.broadcast_to(t, shape)),
-        pp=chosen(np.broadcast_to(p, shape)),
+        tp=chosen(t),
+        pp=chosen(p),
         dp=chosen(dp),
-        micro_batch=chosen(np.broadcast_to(b, shape)),
-        virtual_stages=chosen(np.broadcast_to(v, shape)),
-        cp=chosen(np.broadcast_to(g.cp, shape)),
+        micro_batch=chosen(b),
+        virtual_stages=chosen(v),
+        cp=chosen(g.cp),
         first_stage_layers=g.stage_plans[pick, 0],
         last_stage_layers=g.stage_plans[pick, 2],
         stages=[

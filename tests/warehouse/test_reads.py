@@ -12,7 +12,7 @@ from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import WarehouseError, read_connection
 from tests.helpers import ROOT
 
-# the parameters a query binds (its ? placeholders), as its first line names them
+# the queries that bind parameters (their ? placeholders): an estimates snapshot and a request
 STORED = ("stored_ranking", "stored_ranking_rows", "stored_ranking_exclusions")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from fabricscope.app.charts import step_time_bars
@@ -79,10 +80,8 @@ def test_the_ranking_the_app_and_the_exports_read_the_declaration():
     assert list(APP_STEP_PARTS) == DECLARED
     assert all(COLUMNS[field].header for field in DECLARED)
     assert [COLUMNS[p.field].header for p in STEP_PARTS] == [p.heading for p in STEP_PARTS]
-    chart = step_time_bars(
-        __import__("pandas").DataFrame({"offer": ["a"], "part": ["compute"], "seconds": [1.0],
-                                        "order": [0]})
-    ).to_dict()  # fmt: skip
+    parts = pd.DataFrame({"offer": ["a"], "part": ["compute"], "seconds": [1.0], "order": [0]})
+    chart = step_time_bars(parts).to_dict()
     assert chart["encoding"]["color"]["scale"]["domain"] == list(APP_STEP_PARTS.values())
 
 
