@@ -2,7 +2,7 @@
 llm-analysis on the published runs (in-sample), the leave-one-family-out figures (one fit
 per family: minutes), the scaling efficiency between sizes of one job, and the blind tables.
 ``python -m bench.model_docs``; a test checks the file holds what this generates, the held-out
-block by the inputs it states (tests/pipeline/test_validation.py).
+block by the inputs it states (tests/accuracy/test_validation.py).
 
 The same blocks, from the same run, go into bench/results.md (``make bench`` generates them
 there too, and writes them into docs/MODEL.md): the accuracy figures have one source, and

@@ -403,7 +403,7 @@ class StepPart:
 
 
 # Where a training step's time goes, in the order people read it: the parts sum to the step
-# time (``Estimate.step_time_s``; tests/pipeline/model/test_step_parts.py). Failures and restarts
+# time (``Estimate.step_time_s``; tests/model/test_step_parts.py). Failures and restarts
 # come on top of it (``FAILURE_PART``, per step). Declared once: the ranking's columns, the
 # stored estimates, the app's chart and the exports read it.
 STEP_PARTS: tuple[StepPart, ...] = (

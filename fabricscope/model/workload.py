@@ -7,7 +7,7 @@ counts (``params_billion`` in billions). Pure: no I/O; presets are loaded elsewh
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Self
+from typing import ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -76,6 +76,10 @@ class LoRA(_Spec):
 
 class Workload(_Spec):
     """A transformer training job (dense or MoE; full training or LoRA fine-tuning)."""
+
+    # the kind of workload, which names its estimator (fabricscope/rank/estimators.py);
+    # a class attribute, not a field: a workload's JSON does not carry it
+    kind: ClassVar[str] = "training"
 
     name: str = Field(min_length=1, max_length=200)
     params_billion: float | None = Field(

@@ -28,9 +28,9 @@ import duckdb
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from fabricscope.rank.estimators import estimator_for
 from fabricscope.rank.ranking import (
     EXCLUDED_COLUMNS,
-    RANKED_COLUMNS,
     Objective,
     RankInputs,
     RankRequest,
@@ -195,7 +195,8 @@ def materialised_result(
     except duckdb.CatalogException:
         return None  # a warehouse from before 0006: nothing served until the next refresh
     now = now or datetime.now(UTC)
-    offers = rows.reindex(columns=RANKED_COLUMNS)
+    estimator = estimator_for(request.workload)
+    offers = rows.reindex(columns=list(estimator.columns))
     offers["snapshot_id"] = snapshot_id
     offers["data_age_days"] = [_age_days(now, seen) for seen in offers["price_observed_at"]]
     offers["multi_node"] = [None if pd.isna(v) else bool(v) for v in offers["multi_node"]]
@@ -206,7 +207,7 @@ def materialised_result(
         request,
         offers,
         excluded,
-        _providers(offers),
+        _providers(offers, estimator),
         catalog=inputs.catalog,
         calibrations=dict(inputs.calibrations),
         answers=inputs.answers,

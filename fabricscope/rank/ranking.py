@@ -37,10 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from fabricscope import frames
 from fabricscope.evidence import transparency
 from fabricscope.evidence.calibrate import ALL_REDUCE_SQL, all_reduce_by_provider
-from fabricscope.model.scaling import FAILURE_PART, estimate
-from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
 from fabricscope.model.workload import Workload
 from fabricscope.rank import catalog
+from fabricscope.rank.estimators import TRAINING, Estimator, estimator_for
 from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import SnapshotInfo, read_frames
 from fabricscope.warehouse.gpus import REFERENCE_DIR
@@ -215,6 +214,16 @@ class RankResult:
     # (fabricscope/rank/materialised.py); None when ranked now
     stored_at: datetime | None = None
 
+    @property
+    def estimator(self) -> Estimator:
+        """The model the offers were estimated with (the workload's kind's)."""
+        return estimator_for(self.request.workload)
+
+    @property
+    def columns(self) -> list[str]:
+        """A ranked row's columns, in order (the estimator's)."""
+        return list(self.estimator.columns)
+
     def offer_records(self) -> list[dict[str, Any]]:
         return records(self.offers)
 
@@ -231,66 +240,8 @@ class RankResult:
         )
 
 
-# where a step's time goes (seconds per step) and the share of time not lost to failures
-STEP_PARTS = (
-    "step_time_s",
-    *(part.field for part in MODEL_STEP_PARTS),
-    FAILURE_PART.field,
-    "goodput",
-)
-RANKED_COLUMNS = [
-    "rank",
-    "provider",
-    "sold_by",
-    "sold_and_run_by",
-    "offer_label",
-    "gpu_model",
-    "gpus_per_node",
-    "gpus",
-    "nodes",
-    "instance_type",
-    "region",
-    "regions",
-    "region_count",
-    "pricing_tier",
-    "time_to_train_h",
-    "time_to_train_h_low",
-    "cost_usd",
-    "cost_usd_low",
-    "usd_per_million_tokens",
-    "mfu",
-    "verdict",
-    "comm_fraction_exposed",
-    "fabric_share_of_comm",
-    "layout",
-    "memory_gb_per_gpu",
-    "fabric_class",
-    "fabric_estimated_as",
-    "fabric_gbps_costed",
-    "fabric_range",
-    "multi_node",
-    "multi_node_reason",
-    "fabric_gbps_per_gpu",
-    "fabric_source_url",
-    "fabric_source_grade",
-    "fabric_source_date",
-    "fabric_observed_at",
-    "fabric_evidence",
-    "price_usd_per_gpu_hour",
-    "price_basis",
-    "price_source_url",
-    "price_observed_at",
-    "price_obtained_by",
-    "price_published_by",
-    "data_age_days",
-    "transparency_score",
-    "pareto",
-    "score",
-    *STEP_PARTS,
-    "notes",
-    "offer_key",
-    "snapshot_id",
-]
+# the columns of a ranked training row (a ranking's own: ``RankResult.columns``)
+RANKED_COLUMNS = list(TRAINING.columns)
 EXCLUDED_COLUMNS = [
     "provider",
     "sold_by",
@@ -305,17 +256,6 @@ EXCLUDED_COLUMNS = [
     "price_source_url",
     "offer_key",
 ]
-# the model outputs carried onto each row
-_OUTPUTS = (
-    "time_to_train_h",
-    "gpu_hours",
-    "mfu",
-    "comm_fraction_exposed",
-    "fabric_share_of_comm",
-    "memory_gb_per_gpu",
-    *STEP_PARTS,
-)
-
 OFFERS_SQL = reads.sql("rank_offers")
 
 
@@ -380,14 +320,18 @@ def rank_offers(
     calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
     now: datetime | None = None,
     transparency_scores: Mapping[str, float] | None = None,
+    estimator: Estimator | None = None,
 ) -> RankResult:
     """Rank ``offers`` (rows shaped like ``instance_catalog``) for ``request``.
 
     ``transparency_scores``: each provider's questionnaire score
     (fabricscope/evidence/transparency.py), shown beside its rows; a provider without one shows
-    NULL.
+    NULL. ``estimator``: the model of the workload's kind (fabricscope/rank/estimators.py;
+    by default the one ``estimator_for`` finds).
     """
     now = now or datetime.now(UTC)
+    estimator = estimator or estimator_for(request.workload)
+    columns = list(estimator.columns)
     specs = catalog.gpu_specs()
     snapshot_id = snapshot.snapshot_id if snapshot else None
     candidates: list[dict[str, Any]] = []
@@ -427,11 +371,11 @@ def rank_offers(
             )
 
     started = time.perf_counter()
-    rows, profiles_estimated = _estimate(candidates, request, calibrations)
+    rows, profiles_estimated = _estimate(candidates, request, calibrations, estimator)
     model_seconds = time.perf_counter() - started
     ranked: list[dict[str, Any]] = []
     for row in rows:
-        reason = _result_reason(row, request)
+        reason = _result_reason(row, request, estimator)
         if reason:
             excluded.append(
                 {
@@ -442,18 +386,18 @@ def rank_offers(
         else:
             ranked.append(row)
 
-    frame = pd.DataFrame(_note_limits(ranked, request))
+    frame = pd.DataFrame(_note_limits(ranked, request, estimator))
     if frame.empty:
-        frame = pd.DataFrame(columns=RANKED_COLUMNS)
+        frame = pd.DataFrame(columns=columns)
     else:
         # one score orders the GPU counts of an offer and the offers: each keeps its best
-        frame["score"] = _scores(frame, request)
+        frame["score"] = _scores(frame, request, estimator)
         frame = frame.sort_values(
-            ["score", "time_to_train_h", "provider", "offer_key"], kind="mergesort"
+            ["score", estimator.time, "provider", "offer_key"], kind="mergesort"
         )
         frame = frame.drop_duplicates("offer_key").reset_index(drop=True)
         frame["rank"] = np.arange(1, len(frame) + 1)
-        frame["pareto"] = _pareto(frame["time_to_train_h"], frame["cost_usd"])
+        frame["pareto"] = _pareto(frame[estimator.time], frame["cost_usd"])
         frame["data_age_days"] = [
             _age_days(now, observed) for observed in frame["price_observed_at"]
         ]
@@ -461,7 +405,7 @@ def rank_offers(
         scores = transparency_scores or {}
         frame["transparency_score"] = [scores.get(p) for p in frame["provider"]]
         frame["notes"] = ["; ".join(notes) or None for notes in frame["notes"]]
-        frame = frame.reindex(columns=RANKED_COLUMNS)  # absent input columns stay NULL
+        frame = frame.reindex(columns=columns)  # absent input columns stay NULL
     excluded_frame = pd.concat(
         [bulk.reindex(columns=EXCLUDED_COLUMNS), pd.DataFrame(excluded, columns=EXCLUDED_COLUMNS)],
         ignore_index=True,
@@ -472,7 +416,7 @@ def rank_offers(
         request,
         frame,
         excluded_frame,
-        _providers(frame),
+        _providers(frame, estimator),
         catalog=offers,
         merged=merged,
         calibrations=dict(calibrations or {}),
@@ -879,6 +823,7 @@ def _estimate(
     candidates: Sequence[dict[str, Any]],
     request: RankRequest,
     calibrations: Mapping[tuple[str, str], Mapping[str, Any]] | None,
+    estimator: Estimator,
 ) -> tuple[list[dict[str, Any]], int]:
     """The model once per distinct profile; each candidate row with its results."""
     if not candidates:
@@ -921,53 +866,27 @@ def _estimate(
             pair.append(by_offer[stated])
         refs.append((pair[0], pair[1]))
     job = request.workload
-    result = estimate(job, catalog.build(profile_rows))
-    per_profile = [result.row(i) for i in range(len(profile_rows))]
-    workable = _workable_counts(job, profile_rows, per_profile)
-    tokens_m = job.tokens / 1e6
+    per_profile = estimator.results(job, profile_rows)
+    workable = _workable_counts(job, estimator, profile_rows, per_profile)
     out = []
     for row, (low_i, high_i) in zip(candidates, refs, strict=True):
         slow, fast = per_profile[low_i], per_profile[high_i]
         worse_end = row["pessimistic"]
-        if slow["time_to_train_h"] < fast["time_to_train_h"]:
+        if slow[estimator.time] < fast[estimator.time]:
             slow, fast = fast, slow  # "pessimistic" is whichever end is slower
             worse_end = row["optimistic"]
-        notes = list(row["notes"])
-        moved = slow["batch_sequences"] - job.batch_sequences
-        if slow["fits_memory"] and moved:
-            notes.append(
-                f"planned with a batch of {slow['batch_sequences']:,.0f} sequences, not "
-                f"{job.batch_sequences:,} ({moved / job.batch_sequences:+.1%}): no layout on "
-                f"{row['gpus']:,} GPUs divides the workload's"
-            )
-        if slow["fits_memory"] and slow["stages"]:
-            notes.append(f"uneven pipeline stages: {slow['stages']} layers")
-        price = float(row["price_usd_per_gpu_hour"])
         rented = row["nodes"] * row["gpus_per_node"]  # whole nodes
-        cost = slow["time_to_train_h"] * rented * price
-        cost_low = fast["time_to_train_h"] * rented * price
+        outputs = estimator.row(job, row, slow, fast, rented)
         entry = {
-            **{c: row.get(c) for c in RANKED_COLUMNS if c in row},
-            **{name: slow[name] for name in _OUTPUTS},
-            "gpu_hours": slow["time_to_train_h"] * rented,
-            "fits_memory": bool(slow["fits_memory"]),
-            "verdict": slow["verdict"],
-            "layout": slow["layout"],
-            "time_to_train_h_low": fast["time_to_train_h"],
-            "cost_usd": cost,
-            "cost_usd_low": cost_low,
-            "usd_per_million_tokens": cost / tokens_m,
+            **{c: row.get(c) for c in estimator.columns if c in row},
+            **outputs,
             "gpu_memory_gb": row.get("gpu_memory_gb"),
             "offer_key": offer_key(row),
-            "notes": notes,
+            "notes": [*row["notes"], *outputs["notes"]],
             # the Gb/s per GPU the worse end was costed at (the what-if's, under a what-if)
             "fabric_gbps_costed": worse_end[1] if worse_end[1] else None,
-            "layout_found": bool(slow["layout_found"]),
             "workable_gpus": workable.get(low_i, ()),
         }
-        if row["fabric_range"] and fast["verdict"] != slow["verdict"]:
-            worst = row["pessimistic"][0]
-            entry["verdict"] = f"{slow['verdict']} (on {worst}) to {fast['verdict']}"
         out.append(entry)
     return out, len(profile_rows)
 
@@ -977,13 +896,16 @@ _NEAR_FACTORS = (0.5, 0.75, 1.25, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
 
 
 def _workable_counts(
-    job: Workload, profile_rows: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]]
+    job: Any,
+    estimator: Estimator,
+    profile_rows: Sequence[Mapping[str, Any]],
+    results: Sequence[Mapping[str, Any]],
 ) -> dict[int, tuple[int, ...]]:
     """For each profile on which the job has no plan (no layout, or none that fits in
     memory): the nearest GPU counts, below and above, in whole nodes, on which it has one.
     One more model call over every such profile's neighbours (memory and layouts do not
     depend on the fabric, so one fabric end per GPU and node size is enough)."""
-    failed = [i for i, r in enumerate(results) if not r["fits_memory"]]
+    failed = [i for i, result in enumerate(results) if not result["has_plan"]]
     tried: dict[tuple[Any, ...], int] = {}  # (gpu, node size, count) -> its row in ``rows``
     rows: list[dict[str, Any]] = []
     for i in failed:
@@ -1003,7 +925,7 @@ def _workable_counts(
                 rows.append(row)
     if not rows:
         return {}
-    fits = estimate(job, catalog.build(rows)).fits_memory
+    fits = estimator.has_plan(job, rows)
     working: dict[tuple[Any, int], list[int]] = {}  # (gpu, node size) -> counts with a plan
     for (gpu, size, n), j in tried.items():
         if fits[j]:
@@ -1019,38 +941,19 @@ def _workable_counts(
     return out
 
 
-def _no_plan_reason(row: Mapping[str, Any], job: Workload) -> str:
-    """Why the job has no plan on this offer's GPUs, with the nearest counts that have one."""
-    gpus = int(row["gpus"])
-    if not row["layout_found"]:
-        why = (
-            f"no layout runs the exact batch of {job.batch_sequences:,} sequences on {gpus:,} "
-            "GPUs (data-parallel ranks x micro-batch must divide it)"
-        )
-    else:
-        memory = row.get("gpu_memory_gb")
-        of = f" of the {float(memory):.0f} GB it has" if memory else ""
-        why = (
-            f"does not fit in GPU memory on {gpus:,} GPUs: the leanest layout "
-            f"({row['layout']}) needs {row['memory_gb_per_gpu']:.0f} GB per GPU{of}"
-        )
-    near = row.get("workable_gpus") or ()
-    if near:
-        return f"{why}; it has a plan on {' or '.join(f'{n:,}' for n in near)} GPUs"
-    return f"{why}; none of the GPU counts tried near it (up to 16x) has a plan"
-
-
-def _result_reason(row: Mapping[str, Any], request: RankRequest) -> str | None:
-    if not row["fits_memory"] or not np.isfinite(row["time_to_train_h"]):
-        return _no_plan_reason(row, request.workload)
+def _result_reason(
+    row: Mapping[str, Any], request: RankRequest, estimator: Estimator
+) -> str | None:
+    if not row["has_plan"]:
+        return estimator.no_plan_reason(request.workload, row)
     if request.max_budget_usd and row["cost_usd_low"] > request.max_budget_usd:
         return (
             f"costs at least ${row['cost_usd_low']:,.0f}, over the "
             f"${request.max_budget_usd:,.0f} budget"
         )
-    if request.deadline_hours and row["time_to_train_h_low"] > request.deadline_hours:
+    if request.deadline_hours and row[estimator.time_low] > request.deadline_hours:
         return (
-            f"takes at least {row['time_to_train_h_low'] / 24:,.1f} days even on the best "
+            f"takes at least {row[estimator.time_low] / 24:,.1f} days even on the best "
             f"fabric, past the {_days_text(request.deadline_hours)}-day deadline"
         )
     return None
@@ -1062,21 +965,23 @@ def _days_text(hours: float) -> str:
     return f"{hours / 24:,.1f}".removesuffix(".0")
 
 
-def _note_limits(rows: list[dict[str, Any]], request: RankRequest) -> list[dict[str, Any]]:
+def _note_limits(
+    rows: list[dict[str, Any]], request: RankRequest, estimator: Estimator
+) -> list[dict[str, Any]]:
     """Rows kept because their optimistic end meets the budget or deadline say so when
     their pessimistic end does not."""
     for row in rows:
         if request.max_budget_usd and row["cost_usd"] > request.max_budget_usd:
             row["notes"].append("may exceed the budget at the pessimistic end")
-        if request.deadline_hours and row["time_to_train_h"] > request.deadline_hours:
+        if request.deadline_hours and row[estimator.time] > request.deadline_hours:
             row["notes"].append("may miss the deadline at the pessimistic end")
     return rows
 
 
-def _scores(frame: pd.DataFrame, request: RankRequest) -> pd.Series:
+def _scores(frame: pd.DataFrame, request: RankRequest, estimator: Estimator) -> pd.Series:
     """Lower is better, at the pessimistic end. Blend: weighted time and cost, each over
     the best among every (offer, GPU count) candidate."""
-    time, cost = frame["time_to_train_h"].astype(float), frame["cost_usd"].astype(float)
+    time, cost = frame[estimator.time].astype(float), frame["cost_usd"].astype(float)
     if request.objective == "time":
         return time / time.min()
     if request.objective == "cost":
@@ -1115,7 +1020,7 @@ def _age_days(now: datetime, observed: Any) -> float | None:
     return round((pd.Timestamp(now) - stamp).total_seconds() / 86400.0, 2)
 
 
-def _providers(frame: pd.DataFrame) -> pd.DataFrame:
+def _providers(frame: pd.DataFrame, estimator: Estimator) -> pd.DataFrame:
     """Each provider's best offer (its best rank) and how many offers qualified: what it is
     (GPU, GPUs per node, label), who sells it, and its time and cost."""
     columns = [
@@ -1129,8 +1034,8 @@ def _providers(frame: pd.DataFrame) -> pd.DataFrame:
         "sold_and_run_by",
         "instance_type",
         "gpus",
-        "time_to_train_h",
-        "time_to_train_h_low",
+        estimator.time,
+        estimator.time_low,
         "cost_usd",
         "cost_usd_low",
         "verdict",

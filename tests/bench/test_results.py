@@ -81,7 +81,7 @@ def test_a_figure_that_differs_is_named():
 
 
 def test_the_bench_prints_the_blocks_it_writes_into_model_md(monkeypatch, tmp_path):
-    # generating the blocks takes minutes (tests/pipeline check each against the code); here
+    # generating the blocks takes minutes (tests/accuracy checks each against the code); here
     # they are today's with one figure changed, to see the bench print what it writes
     docs = tmp_path / "MODEL.md"
     text = model_docs.DOCS_FILE.read_text(encoding="utf-8")

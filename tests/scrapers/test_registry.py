@@ -57,7 +57,7 @@ def test_each_spider_has_a_test_and_a_schedule(name):
 
 
 # fixtures that are not spider recordings (model calibration and validation data read by
-# tests/pipeline/model, listed in SOURCES.md)
+# tests/model, listed in SOURCES.md)
 NON_SPIDER_FIXTURES = {"nccl_tests", "published_runs"}
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from fabricscope.warehouse.db import read_frame
 from tests.helpers import ROOT, fabricscope, python_env
-from tests.pipeline.test_refresh_lock import _alive, _children
-from tests.pipeline.test_schedule import wait_for
+from tests.ops.test_refresh_lock import _alive, _children
+from tests.ops.test_schedule import wait_for
 
 # How long a crawl may take to exit once its refresh is gone: it stops its spiders and
 # records each one it had started as aborted (one snapshot each) on a 2-core machine.

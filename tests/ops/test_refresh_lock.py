@@ -13,7 +13,7 @@ from fabricscope.ops.locks import refresh_lock_path
 from fabricscope.warehouse.db import read_frame
 from fabricscope.warehouse.load import init_warehouse
 from tests.helpers import ROOT, fabricscope, python_env
-from tests.pipeline.test_schedule import start, stop, wait_for, write_config
+from tests.ops.test_schedule import start, stop, wait_for, write_config
 from tests.scrapers.test_faults import Server
 
 HOLD_THE_REFRESH_LOCK = """

@@ -1,0 +1,251 @@
+"""The estimator seam: what the ranking asks of a model, and the training model behind it.
+
+The ranking (fabricscope/rank/ranking.py) owns everything that is the same whatever the
+workload: which offers can host a job and why the others cannot, the fabric's pessimistic
+and optimistic ends, the distinct hardware profiles the model runs on (once each), budgets,
+deadlines, the score, the Pareto front and the providers' table. An ``Estimator`` owns what
+depends on the kind of workload: the model call over those profiles, the columns a ranked row
+carries, a row's time and cost from the model's results at both fabric ends, and why a job
+has no plan on some hardware. A workload names its kind (``Workload.kind``); ``estimator_for``
+finds its estimator. Training is the one kind today; a serving estimator plugs in here
+(docs/ARCHITECTURE.md, "Adding an estimator").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from fabricscope.model.scaling import FAILURE_PART, estimate
+from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
+from fabricscope.model.workload import Workload
+from fabricscope.rank import catalog
+
+# ---- the columns every ranked row has, whatever the estimator; an estimator's columns
+# (``Estimator.columns``) are these pieces with its own outputs between them
+
+OFFER_COLUMNS = (
+    "rank",
+    "provider",
+    "sold_by",
+    "sold_and_run_by",
+    "offer_label",
+    "gpu_model",
+    "gpus_per_node",
+    "gpus",
+    "nodes",
+    "instance_type",
+    "region",
+    "regions",
+    "region_count",
+    "pricing_tier",
+)
+FABRIC_COLUMNS = (
+    "fabric_class",
+    "fabric_estimated_as",
+    "fabric_gbps_costed",
+    "fabric_range",
+    "multi_node",
+    "multi_node_reason",
+    "fabric_gbps_per_gpu",
+    "fabric_source_url",
+    "fabric_source_grade",
+    "fabric_source_date",
+    "fabric_observed_at",
+    "fabric_evidence",
+)
+PRICE_COLUMNS = (
+    "price_usd_per_gpu_hour",
+    "price_basis",
+    "price_source_url",
+    "price_observed_at",
+    "price_obtained_by",
+    "price_published_by",
+    "data_age_days",
+    "transparency_score",
+    "pareto",
+    "score",
+)
+TAIL_COLUMNS = ("notes", "offer_key", "snapshot_id")
+
+
+class Estimator(Protocol):
+    """What the ranking needs from a model of one kind of workload.
+
+    A profile is a dict of hardware (``gpu_model``, ``gpu_count``, ``gpus_per_node``,
+    ``fabric_class``, ``fabric_gbps_per_gpu``, a provider's measured collectives); a
+    candidate is an offer at one GPU count with its fabric ends (``pessimistic``,
+    ``optimistic``), ``nodes``, ``gpus_per_node`` and ``notes``.
+    """
+
+    kind: ClassVar[str]  # the Workload.kind it estimates
+    # a ranked row's columns, in order: OFFER_COLUMNS, the estimator's outputs, FABRIC_...
+    columns: ClassVar[tuple[str, ...]]
+    # the row's time in hours at the slower and the faster fabric end: what deadlines, the
+    # blend score, the Pareto front and the order of equal scores read (lower is better)
+    time: ClassVar[str]
+    time_low: ClassVar[str]
+
+    def results(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
+        """One result per profile (vectorised: one model call for all of them); each has
+        ``self.time`` in hours and ``has_plan`` (as ``has_plan`` says)."""
+        ...
+
+    def has_plan(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[bool]:
+        """Whether the workload has a plan on each profile (fits, has a layout)."""
+        ...
+
+    def row(
+        self,
+        workload: Any,
+        candidate: Mapping[str, Any],
+        slow: Mapping[str, Any],
+        fast: Mapping[str, Any],
+        rented_gpus: int,
+    ) -> dict[str, Any]:
+        """A ranked row's outputs from the results at the slower and the faster end: its
+        columns, ``cost_usd`` and ``cost_usd_low`` (USD at each end), ``has_plan`` and the
+        notes it adds (``notes``, a list)."""
+        ...
+
+    def no_plan_reason(self, workload: Any, row: Mapping[str, Any]) -> str:
+        """Why the workload has no plan on this row's hardware, in one line; ``row`` holds
+        ``workable_gpus``: the nearest GPU counts that have one."""
+        ...
+
+
+# ---- training
+
+
+# where a step's time goes (seconds per step) and the share of time not lost to failures
+STEP_PARTS = (
+    "step_time_s",
+    *(part.field for part in MODEL_STEP_PARTS),
+    FAILURE_PART.field,
+    "goodput",
+)
+
+
+class TrainingEstimator:
+    """Time to train and its cost: the scaling model (fabricscope/model/scaling.py)."""
+
+    kind: ClassVar[str] = "training"
+    columns: ClassVar[tuple[str, ...]] = (
+        *OFFER_COLUMNS,
+        "time_to_train_h",
+        "time_to_train_h_low",
+        "cost_usd",
+        "cost_usd_low",
+        "usd_per_million_tokens",
+        "mfu",
+        "verdict",
+        "comm_fraction_exposed",
+        "fabric_share_of_comm",
+        "layout",
+        "memory_gb_per_gpu",
+        *FABRIC_COLUMNS,
+        *PRICE_COLUMNS,
+        *STEP_PARTS,
+        *TAIL_COLUMNS,
+    )
+    time: ClassVar[str] = "time_to_train_h"
+    time_low: ClassVar[str] = "time_to_train_h_low"
+    # the model outputs carried onto each row (at the slower end)
+    outputs: ClassVar[tuple[str, ...]] = (
+        "time_to_train_h",
+        "gpu_hours",
+        "mfu",
+        "comm_fraction_exposed",
+        "fabric_share_of_comm",
+        "memory_gb_per_gpu",
+        *STEP_PARTS,
+    )
+
+    def results(self, workload: Workload, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
+        result = estimate(workload, catalog.build(profiles))
+        rows = [result.row(i) for i in range(len(profiles))]
+        return [{**row, "has_plan": bool(row["fits_memory"])} for row in rows]
+
+    def has_plan(self, workload: Workload, profiles: Sequence[Mapping[str, Any]]) -> list[bool]:
+        return [bool(f) for f in estimate(workload, catalog.build(profiles)).fits_memory]
+
+    def row(
+        self,
+        workload: Workload,
+        candidate: Mapping[str, Any],
+        slow: Mapping[str, Any],
+        fast: Mapping[str, Any],
+        rented_gpus: int,
+    ) -> dict[str, Any]:
+        notes: list[str] = []
+        moved = slow["batch_sequences"] - workload.batch_sequences
+        if slow["fits_memory"] and moved:
+            notes.append(
+                f"planned with a batch of {slow['batch_sequences']:,.0f} sequences, not "
+                f"{workload.batch_sequences:,} ({moved / workload.batch_sequences:+.1%}): no "
+                f"layout on {candidate['gpus']:,} GPUs divides the workload's"
+            )
+        if slow["fits_memory"] and slow["stages"]:
+            notes.append(f"uneven pipeline stages: {slow['stages']} layers")
+        price = float(candidate["price_usd_per_gpu_hour"])
+        cost = slow["time_to_train_h"] * rented_gpus * price
+        return {
+            **{name: slow[name] for name in self.outputs},
+            "gpu_hours": slow["time_to_train_h"] * rented_gpus,
+            "has_plan": bool(slow["fits_memory"]) and bool(np.isfinite(slow["time_to_train_h"])),
+            "fits_memory": bool(slow["fits_memory"]),
+            "layout_found": bool(slow["layout_found"]),
+            "verdict": slow["verdict"],
+            "layout": slow["layout"],
+            "time_to_train_h_low": fast["time_to_train_h"],
+            "cost_usd": cost,
+            "cost_usd_low": fast["time_to_train_h"] * rented_gpus * price,
+            "usd_per_million_tokens": cost / (workload.tokens / 1e6),
+            "notes": notes,
+            **self._verdict_range(candidate, slow, fast),
+        }
+
+    @staticmethod
+    def _verdict_range(
+        candidate: Mapping[str, Any], slow: Mapping[str, Any], fast: Mapping[str, Any]
+    ) -> dict[str, str]:
+        if candidate["fabric_range"] and fast["verdict"] != slow["verdict"]:
+            worst = candidate["pessimistic"][0]
+            return {"verdict": f"{slow['verdict']} (on {worst}) to {fast['verdict']}"}
+        return {}
+
+    def no_plan_reason(self, workload: Workload, row: Mapping[str, Any]) -> str:
+        gpus = int(row["gpus"])
+        if not row["layout_found"]:
+            why = (
+                f"no layout runs the exact batch of {workload.batch_sequences:,} sequences on "
+                f"{gpus:,} GPUs (data-parallel ranks x micro-batch must divide it)"
+            )
+        else:
+            memory = row.get("gpu_memory_gb")
+            of = f" of the {float(memory):.0f} GB it has" if memory else ""
+            why = (
+                f"does not fit in GPU memory on {gpus:,} GPUs: the leanest layout "
+                f"({row['layout']}) needs {row['memory_gb_per_gpu']:.0f} GB per GPU{of}"
+            )
+        near = row.get("workable_gpus") or ()
+        if near:
+            return f"{why}; it has a plan on {' or '.join(f'{n:,}' for n in near)} GPUs"
+        return f"{why}; none of the GPU counts tried near it (up to 16x) has a plan"
+
+
+TRAINING = TrainingEstimator()
+ESTIMATORS: dict[str, Estimator] = {TRAINING.kind: TRAINING}
+
+
+def estimator_for(workload: Any) -> Estimator:
+    """The estimator of ``workload``'s kind."""
+    kind = getattr(workload, "kind", None)
+    try:
+        return ESTIMATORS[kind]
+    except KeyError:
+        raise ValueError(
+            f"no estimator for workload kind {kind!r}; known: {', '.join(sorted(ESTIMATORS))}"
+        ) from None
