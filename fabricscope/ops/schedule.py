@@ -39,7 +39,7 @@ from apscheduler.events import (
     EVENT_JOB_MAX_INSTANCES,
     EVENT_JOB_MISSED,
     EVENT_SCHEDULER_STARTED,
-    JobExecutionEvent,
+    JobEvent,
     SchedulerEvent,
 )
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -64,7 +64,7 @@ from fabricscope.rank import materialised
 from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import WarehouseError, read_frame
 from fabricscope.warehouse.export import export_parquet
-from fabricscope.warehouse.models import RunStatus
+from fabricscope.warehouse.models import RunStatus, utc_now
 
 log = logging.getLogger("fabricscope.schedule")
 
@@ -92,11 +92,10 @@ class SourceJob:
     timeout_s: float
     start_url: str | None = None
 
-    @property
-    def period_s(self) -> float:
-        """Seconds between two fires (the next two from now)."""
+    def period_s(self, now: datetime) -> float:
+        """Seconds between the next two fires after ``now`` (jitter ignored); a cron whose
+        gaps differ (weekdays only, say) has the period of the gap that comes next."""
         plain = trigger(self.cron)
-        now = datetime.now(UTC)
         first = plain.get_next_fire_time(None, now)
         assert first is not None
         second = plain.get_next_fire_time(first, first + timedelta(microseconds=1))
@@ -106,7 +105,7 @@ class SourceJob:
     def previous_fire(self, now: datetime) -> datetime | None:
         """The last fire time at or before ``now`` (jitter ignored)."""
         plain = trigger(self.cron)
-        start = now - timedelta(seconds=3 * self.period_s + 1)
+        start = now - timedelta(seconds=3 * self.period_s(now) + 1)
         fire = plain.get_next_fire_time(None, start)
         previous = None
         while fire is not None and fire <= now:
@@ -186,11 +185,17 @@ class _Active:
 
 
 class Runner:
-    """Runs source jobs, estimates and exports; owns backoff state and shutdown."""
+    """Runs source jobs, estimates and exports; owns backoff state and shutdown.
 
-    def __init__(self, settings: Settings, offline: bool) -> None:
+    ``clock`` is the time its decisions read (backoff windows, the estimates' and the export's
+    dates): the wall clock in the service, a fake one a test advances."""
+
+    def __init__(
+        self, settings: Settings, offline: bool, clock: Callable[[], datetime] = utc_now
+    ) -> None:
         self.settings = settings
         self.offline = offline
+        self.clock = clock
         self.stopping = threading.Event()
         self.published = threading.Event()  # some crawl published since the last estimates
         self._active: dict[str, _Active] = {}
@@ -213,8 +218,8 @@ class Runner:
         for row in frame.to_dict("records"):
             if row["source"] in last and row["last_run"] is not None:
                 last[row["source"]] = row["last_run"].to_pydatetime()
-        by_period = {job.source: job.period_s for job in jobs}
-        now = datetime.now(UTC)
+        now = self.clock()
+        by_period = {job.source: job.period_s(now) for job in jobs}
         for row in fresh.to_dict("records"):
             count = int(row["failures_since_last_good"] or 0)
             if row["source"] in by_period and count:
@@ -230,7 +235,7 @@ class Runner:
     def run_source(self, job: SourceJob, reason: str = "scheduled") -> SourceOutcome | None:
         if self.stopping.is_set():
             return None
-        now = datetime.now(UTC)
+        now = self.clock()
         waiting = self.not_before.get(job.source)
         if reason == "scheduled" and waiting and now < waiting:
             log.warning(
@@ -269,7 +274,8 @@ class Runner:
                 self.on_publish()
         else:
             count = self.failures.get(job.source, 0) + 1
-            self._set_backoff(job.source, count, job.period_s, datetime.now(UTC))
+            now = self.clock()
+            self._set_backoff(job.source, count, job.period_s(now), now)
             log.error("%s: %s (%d in a row): %s", job.source, outcome.status, count, outcome.error)
         if self.report_stale:
             self.log_stale()
@@ -404,7 +410,7 @@ class Runner:
         target = self.settings.schedule.export_dir
         if target is None or self.stopping.is_set():
             return
-        folder = target / datetime.now(UTC).strftime("%Y-%m-%d")
+        folder = target / self.clock().strftime("%Y-%m-%d")
         try:
             result = export_parquet(self.settings.warehouse, folder, None)
         except (WarehouseError, OSError) as exc:
@@ -416,9 +422,11 @@ class Runner:
 # ---- the service
 
 
-def due(jobs: Sequence[SourceJob], last_runs: dict[str, datetime | None]) -> list[SourceJob]:
-    """Jobs whose last run is older than their cron's previous fire (or that never ran)."""
-    now = datetime.now(UTC)
+def due(
+    jobs: Sequence[SourceJob], last_runs: dict[str, datetime | None], now: datetime
+) -> list[SourceJob]:
+    """Jobs whose last run is older than their cron's previous fire at ``now`` (or that never
+    ran): however many fires were missed, a job is due once."""
     chosen = []
     for job in jobs:
         previous = job.previous_fire(now)
@@ -446,7 +454,7 @@ def run_once(settings: Settings, offline: bool) -> int:
         ensure_warehouse(settings.warehouse)
         runner = Runner(settings, offline)
         runner.report_stale = False
-        chosen = due(jobs, runner.load_state(jobs))
+        chosen = due(jobs, runner.load_state(jobs), runner.clock())
         log.info("once: %d of %d sources due", len(chosen), len(jobs))
         outcomes = [runner.run_source(job, "once") for job in chosen]
         if runner.published.is_set():
@@ -457,6 +465,66 @@ def run_once(settings: Settings, offline: bool) -> int:
     if failed and len(failed) == len(outcomes):
         return 1
     return 3 if failed else 0
+
+
+def build_scheduler(
+    runner: Runner, jobs: Sequence[SourceJob], last_runs: dict[str, datetime | None], now: datetime
+) -> BlockingScheduler:
+    """The service's scheduler, not started: a job per source on its cron, one catch-up run
+    per source due at ``now``, the export if configured; each publish then schedules the
+    estimates (``runner.on_publish``)."""
+    config = runner.settings.schedule
+    scheduler = BlockingScheduler(
+        executors={"default": ThreadPoolExecutor(max_workers=config.workers)},
+        job_defaults={
+            "coalesce": True,
+            "max_instances": 1,
+            "misfire_grace_time": config.misfire_grace_s,
+        },
+        timezone=UTC,
+    )
+
+    def schedule_estimates() -> None:
+        scheduler.add_job(
+            runner.estimates,
+            "date",
+            run_date=runner.clock() + timedelta(seconds=config.estimates_delay_s),
+            id="estimates",
+            name="estimates",
+            replace_existing=True,
+        )
+
+    runner.on_publish = schedule_estimates
+    for job in jobs:
+        scheduler.add_job(
+            runner.run_source,
+            trigger(job.cron, job.jitter_s),
+            args=[job],
+            id=f"source:{job.source}",
+            name=job.source,
+        )
+    for job in due(jobs, last_runs, now):  # down across one or more fires: one catch-up run
+        scheduler.add_job(
+            runner.run_source,
+            "date",
+            run_date=now,
+            args=[job, "catch-up"],
+            id=f"catch-up:{job.source}",
+            name=f"{job.source} (catch-up)",
+        )
+    if config.export_dir is not None:
+        scheduler.add_job(runner.export, trigger(config.export_cron), id="export")
+
+    def skipped(event: JobEvent) -> None:
+        what = (
+            "missed (late past the grace)"
+            if event.code == EVENT_JOB_MISSED
+            else ("skipped: the previous run is still going")
+        )
+        log.warning("%s: %s", event.job_id, what)
+
+    scheduler.add_listener(skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
+    return scheduler
 
 
 def serve(settings: Settings, offline: bool) -> int:
@@ -472,56 +540,7 @@ def serve(settings: Settings, offline: bool) -> int:
         ensure_warehouse(settings.warehouse)
         runner = Runner(settings, offline)
         last_runs = runner.load_state(jobs)
-        scheduler = BlockingScheduler(
-            executors={"default": ThreadPoolExecutor(max_workers=config.workers)},
-            job_defaults={
-                "coalesce": True,
-                "max_instances": 1,
-                "misfire_grace_time": config.misfire_grace_s,
-            },
-            timezone=UTC,
-        )
-
-        def schedule_estimates() -> None:
-            scheduler.add_job(
-                runner.estimates,
-                "date",
-                run_date=datetime.now(UTC) + timedelta(seconds=config.estimates_delay_s),
-                id="estimates",
-                name="estimates",
-                replace_existing=True,
-            )
-
-        runner.on_publish = schedule_estimates
-        for job in jobs:
-            scheduler.add_job(
-                runner.run_source,
-                trigger(job.cron, job.jitter_s),
-                args=[job],
-                id=f"source:{job.source}",
-                name=job.source,
-            )
-        for job in due(jobs, last_runs):  # down across one or more fires: one catch-up run
-            scheduler.add_job(
-                runner.run_source,
-                "date",
-                run_date=datetime.now(UTC),
-                args=[job, "catch-up"],
-                id=f"catch-up:{job.source}",
-                name=f"{job.source} (catch-up)",
-            )
-        if config.export_dir is not None:
-            scheduler.add_job(runner.export, trigger(config.export_cron), id="export")
-
-        def skipped(event: JobExecutionEvent) -> None:
-            what = (
-                "missed (late past the grace)"
-                if event.code == EVENT_JOB_MISSED
-                else ("skipped: the previous run is still going")
-            )
-            log.warning("%s: %s", event.job_id, what)
-
-        scheduler.add_listener(skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
+        scheduler = build_scheduler(runner, jobs, last_runs, runner.clock())
 
         def stop(signum: int, _frame: object) -> None:
             log.info(
