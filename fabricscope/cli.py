@@ -1228,6 +1228,195 @@ def calibrate(
         )
 
 
+# ---- quotes (fabricscope/procurement/quotes.py)
+
+quote_app = typer.Typer(
+    help="Quotes you received: enter or import them; they are ranked beside list prices.",
+    no_args_is_help=True,
+)
+app.add_typer(quote_app, name="quote")
+
+
+class TemplateFormat(StrEnum):
+    CSV = "csv"
+    JSON = "json"
+
+
+@quote_app.command("template")
+def quote_template(
+    fmt: Annotated[TemplateFormat, typer.Option("--format", "-f")] = TemplateFormat.CSV,
+    fields: Annotated[bool, typer.Option("--fields", help="Each field and what it means.")] = False,
+) -> None:
+    """Print the quotes template (a CSV header or a JSON list) to fill in and import."""
+    from fabricscope.procurement import quotes
+
+    if fields:
+        rows = [[f["field"], f["required"], f["meaning"]] for f in quotes.field_help()]
+        print_rows(["field", "required", "meaning"], rows, OutputFormat.TABLE, "quote fields")
+        return
+    sys.stdout.write(quotes.template_csv() if fmt is TemplateFormat.CSV else quotes.template_json())
+
+
+@quote_app.command("import")
+def quote_import(
+    file: Annotated[Path, typer.Argument(help="A CSV or JSON file shaped like the template.")],
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Store every quote of a file; a bad row is refused with its line and field (exit 1),
+    the others are stored."""
+    from fabricscope.procurement import quotes
+
+    settings = _settings(warehouse)
+    settings.require_writable()
+    if not file.is_file():
+        raise UserError(f"no such file: {file}", code=2)
+    try:
+        entered, refused = quotes.parse(file.read_bytes(), file.name)
+    except quotes.QuoteFileError as exc:
+        raise UserError(str(exc), code=2) from None
+    _store_quotes(settings, entered, refused, file.name, fmt)
+
+
+@quote_app.command("add")
+def quote_add(
+    fields: Annotated[
+        list[str],
+        typer.Argument(
+            help="field=value for each field of the template (fabricscope quote template "
+            "--fields), e.g. provider=lambda price_usd=1.85"
+        ),
+    ],
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Store one quote given as field=value pairs."""
+    from fabricscope.procurement import quotes
+    from fabricscope.warehouse.models import QUOTE_FIELDS
+
+    settings = _settings(warehouse)
+    settings.require_writable()
+    given: dict[str, str] = {}
+    for pair in fields:
+        name, sep, value = pair.partition("=")
+        name = name.strip()
+        if not sep or name not in QUOTE_FIELDS:
+            raise UserError(
+                f"{pair!r}: give field=value with a field of the template ("
+                f"{', '.join(QUOTE_FIELDS[:4])}, ...: fabricscope quote template --fields)",
+                code=2,
+            )
+        if name in given:
+            raise UserError(f"{name} is given twice", code=2)
+        given[name] = value
+    checked = quotes.check(given, "given")
+    if not isinstance(checked, quotes.Quote):
+        problems = "; ".join(f"{e.field or 'the quote'}: {e.message}" for e in checked)
+        raise UserError(f"quote refused: {problems}", code=2)
+    _store_quotes(settings, [quotes.Entered(checked, "given", None)], [], None, fmt)
+
+
+def _store_quotes(
+    settings: Settings,
+    entered: Sequence[Any],
+    refused: Sequence[Any],
+    file_name: str | None,
+    fmt: OutputFormat,
+) -> None:
+    from fabricscope.procurement import quotes
+    from fabricscope.warehouse.models import utc_now
+
+    for problem in refused:
+        err.print(f"refused: {file_name + ' ' if file_name else ''}{problem}")
+    done = quotes.store(settings.warehouse, entered, utc_now(), file_name)
+    stored = set(done.stored)
+    rows = []
+    for item in entered:
+        record = quotes.record(item, utc_now(), file_name)
+        quote = item.quote
+        rows.append(
+            [
+                record["quote_id"],
+                item.where,
+                quote.provider,
+                quote.configuration,
+                quote.gpu_model,
+                round(quote.price_usd_per_gpu_hour, 4),
+                quote.pricing_tier.value,
+                quote.valid_until,
+                "stored" if record["quote_id"] in stored else "already stored",
+            ]
+        )
+    columns = [
+        "quote_id",
+        "where",
+        "provider",
+        "configuration",
+        "gpu_model",
+        "usd_per_gpu_hour",
+        "pricing_tier",
+        "valid_until",
+        "status",
+    ]
+    title = f"{len(stored)} quotes stored, {len(done.already)} already stored"
+    print_rows(columns, rows, fmt, title=title, notes=[] if rows else ["no quote to store"])
+    if refused:
+        raise UserError(
+            f"{len(refused)} rows refused (above); the {len(entered)} others were kept", code=1
+        )
+
+
+@quote_app.command("list")
+def quote_list(
+    as_of: Annotated[
+        str | None,
+        typer.Option(help="The day quotes are checked for expiry (YYYY-MM-DD; default today)."),
+    ] = None,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Every quote stored, oldest first, and whether it has expired."""
+    import pandas as pd
+
+    from fabricscope.procurement import quotes
+
+    settings = _settings(warehouse)
+    _require_warehouse(settings)
+    try:
+        today = date.fromisoformat(as_of) if as_of else datetime.now().astimezone().date()
+    except ValueError:
+        raise UserError(f"--as-of {as_of!r}: give a date as YYYY-MM-DD", code=2) from None
+    frame = quotes.stored_quotes(settings.warehouse, today)
+    for name in ("quoted_at", "valid_until", "available_from", "booked_from", "booked_to"):
+        frame[name] = [None if _missing(v) else pd.Timestamp(v).date() for v in frame[name]]
+    frame = frame.astype(object).where(frame.notna(), None)  # NULL, not <NA>
+    columns = [
+        "quote_id",
+        "provider",
+        "sold_by",
+        "configuration",
+        "gpu_model",
+        "gpus",
+        "price_usd_per_gpu_hour",
+        "pricing_tier",
+        "quoted_at",
+        "valid_until",
+        "expired",
+        "source",
+        "entered_by",
+    ]
+    if fmt is not OutputFormat.TABLE:
+        columns = [c for c in frame.columns if c != "content_sha256"]
+    rows = [[_jsonable(v) for v in row] for row in frame[columns].itertuples(index=False)]
+    print_rows(
+        columns,
+        rows,
+        fmt,
+        title=f"{len(rows)} quotes",
+        optional=["entered_by", "source", "sold_by", "gpus"],
+    )
+
+
 def _rounded(value: Any) -> Any:
     return round(value, 4) if isinstance(value, float) else value
 

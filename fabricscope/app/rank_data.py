@@ -219,6 +219,15 @@ def offer_label(row: Mapping[str, Any]) -> str:
 # ---- tables
 
 
+def price_from(row: Mapping[str, Any]) -> str:
+    """Whether the price is a list price or one of the buyer's quotes (with its validity)."""
+    if row.get("price_obtained_by") != "quote":
+        return "list price"
+    until = row.get("quote_valid_until")
+    valid = "no end date" if _missing(until) else f"valid until {pd.Timestamp(until):%Y-%m-%d}"
+    return f"your quote {row.get('quote_id')}, {valid}"
+
+
 def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFrame:
     """The ranked offers as shown: ranges as text, sources and dates beside the numbers."""
     chosen = set(starred)
@@ -233,6 +242,7 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "gpus_per_node": offers["gpus_per_node"],
             "gpus": offers["gpus"],
             "sold_and_run_by": offers["sold_and_run_by"],
+            "price_from": [price_from(r) for r in rows],
             "time_to_train": [time_text(r) for r in rows],
             "cost": [cost_text(r) for r in rows],
             "verdict": offers["verdict"],

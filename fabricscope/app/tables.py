@@ -52,6 +52,9 @@ RANKED_COLUMN_CONFIG: dict[str, Any] = {
     ),
     "price_usd_per_gpu_hour": cc.NumberColumn("USD per GPU-hour", format="%.3f"),
     "price_source_url": link("price source"),
+    "price_from": cc.TextColumn(
+        "price", help="A list price, or a quote you entered (the Quotes page) and its validity"
+    ),
     "price_published_by": cc.TextColumn(
         "price published by", help="The seller's own list, or a third party's copy of it"
     ),

@@ -350,6 +350,8 @@ COLUMNS: dict[str, Column] = {
     "price_observed_at": Column("Price observed (UTC)", TIME),
     "price_obtained_by": Column("Price obtained by"),
     "price_published_by": Column("Price published by"),
+    "quote_id": Column("Your quote"),
+    "quote_valid_until": Column("Your quote valid until", DATE),
     "data_age_days": Column("Price age (days)", COUNT),
     "transparency_score": Column("Transparency score", TWO_DECIMALS),
     "pareto": Column("On the time-cost frontier"),
@@ -598,12 +600,22 @@ def memo(shortlist: Shortlist) -> str:
     lines += ["## Sources", ""]
     for _, row in rows.iterrows():
         price_seen = _md(_date(row["price_observed_at"]))
+        if row["price_obtained_by"] == "quote":
+            until = _date(row.get("quote_valid_until"))
+            price = (
+                f"price {row['price_usd_per_gpu_hour']:g} USD per GPU-hour quoted by "
+                f"{_md(row['price_published_by'])} on {price_seen}, "
+                + (f"valid until {until}" if until else "no end date stated")
+            )
+        else:
+            price = (
+                f"price {row['price_usd_per_gpu_hour']:g} USD per GPU-hour published by "
+                f"{_md(row['price_published_by'])}, from {_md(row['price_source_url'])} "
+                f"(observed {price_seen}, {_md(row['price_obtained_by'])})"
+            )
         lines.append(
             f"- {_md(row['provider'])} {_md(row['instance_type'])} "
-            f"({_md(row['sold_and_run_by'])}): price "
-            f"{row['price_usd_per_gpu_hour']:g} USD per GPU-hour published by "
-            f"{_md(row['price_published_by'])}, from {_md(row['price_source_url'])} (observed "
-            f"{price_seen}, {_md(row['price_obtained_by'])}); fabric: "
+            f"({_md(row['sold_and_run_by'])}): {price}; fabric: "
             + (
                 f"{_md(row['fabric_class'])} from {_md(row['fabric_source_url'])} "
                 f"({_md(row.get('fabric_source_grade') or 'ungraded')} evidence, dated "
@@ -626,7 +638,14 @@ def _who_quotes(rows: pd.DataFrame) -> list[str]:
         offer = f"{_md(row['offer_label'])} (`{_md(row['instance_type'])}`)"
         seller = ranking.provider_name(row["sold_by"])
         provider = ranking.provider_name(row["provider"])
-        if row["sold_by"] != row["provider"]:
+        if row["price_obtained_by"] == "quote":
+            until = _date(row.get("quote_valid_until"))
+            lines.append(
+                f"- The price of {offer} is your quote {_md(row['quote_id'])} from {seller}"
+                + (f", valid until {until}" if until else ", with no end date stated")
+                + ": confirm its terms (term, minimum commitment, delivery date) in writing."
+            )
+        elif row["sold_by"] != row["provider"]:
             lines.append(
                 f"- {offer}: {_md(row['sold_and_run_by'])}. The price is the reseller's "
                 f"({_md(row['price_published_by'])}), not one {provider} published: ask {seller} "

@@ -63,6 +63,8 @@ PRICE_COLUMNS = (
     "price_observed_at",
     "price_obtained_by",
     "price_published_by",
+    "quote_id",
+    "quote_valid_until",
     "data_age_days",
     "transparency_score",
     "pareto",

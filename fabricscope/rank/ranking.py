@@ -406,6 +406,7 @@ def rank_offers(
         frame["transparency_score"] = [scores.get(p) for p in frame["provider"]]
         frame["notes"] = ["; ".join(notes) or None for notes in frame["notes"]]
         frame = frame.reindex(columns=columns)  # absent input columns stay NULL
+        frame = as_dates(frame)
     excluded_frame = pd.concat(
         [bulk.reindex(columns=EXCLUDED_COLUMNS), pd.DataFrame(excluded, columns=EXCLUDED_COLUMNS)],
         ignore_index=True,
@@ -426,11 +427,27 @@ def rank_offers(
     )
 
 
+# the ranked columns that hold a day (not a time), and read back as one from the warehouse
+DATE_COLUMNS = ("quote_valid_until",)
+
+
+def as_dates(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its DATE_COLUMNS as datetime64 (NaT where unknown), however they were
+    read: from a ranking (dates or None) or from the stored estimates."""
+    for name in DATE_COLUMNS:
+        if name in frame.columns:
+            frame[name] = pd.to_datetime(frame[name]).astype("datetime64[us]")
+    return frame
+
+
 def offer_key(offer: Mapping[str, Any]) -> str:
-    """A stable key for an offer within a snapshot (provider/type/region/tier)."""
+    """A stable key for an offer within a snapshot (provider/type/region/tier, and the
+    quote's id for a quote: two quotes for one configuration are two offers)."""
     parts = ("provider", "instance_type", "region", "pricing_tier")
     values = (offer.get(part) for part in parts)
-    return "/".join("-" if _missing(v) or v == "" else str(v) for v in values)
+    key = "/".join("-" if _missing(v) or v == "" else str(v) for v in values)
+    quote = offer.get("quote_id")
+    return key if _missing(quote) or not quote else f"{key}/{quote}"
 
 
 # ---- what an offer is and who sells it, in a buyer's words
@@ -450,6 +467,7 @@ _OWN_PRICE_WORDS: dict[str, str] = {
     "api": "{seller}, through its own price API",
     "scraped": "{seller}, on its own pricing page",
     "curated": "{seller}, typed in by hand from a page it published",
+    "quote": "{seller}, in a quote to you",
 }
 # fabric classes as their makers spell them
 FABRIC_NAMES: dict[str, str] = {
@@ -529,6 +547,9 @@ def seller(offer: Mapping[str, Any]) -> tuple[str, str, str | None]:
     provider = offer.get("provider")
     source = "" if _missing(offer.get("source")) else str(offer.get("source"))
     sold_by = RESELLER_SOURCES.get(source, provider)
+    quoted_by = offer.get("quote_sold_by")
+    if offer.get("price_obtained_by") == "quote" and not _missing(quoted_by) and quoted_by:
+        sold_by = quoted_by  # a reseller's quote
     name, kind = provider_name(sold_by), _provider_reference().get(sold_by or "", ("", None))[1]
     if sold_by != provider:
         sold = f"sold by {name}, runs on {provider_name(provider)}"
@@ -545,6 +566,10 @@ def seller(offer: Mapping[str, Any]) -> tuple[str, str, str | None]:
             f"a third party's catalog (source {source or 'not stated'})",
         )
         published = f"{name}, copied by {publisher}, a third-party mirror of its list"
+    elif obtained == "quote":
+        published = _OWN_PRICE_WORDS["quote"].format(seller=name) + (
+            f" ({offer.get('quote_id')}: {offer.get('quote_source')})"
+        )
     elif obtained in _OWN_PRICE_WORDS:
         published = _OWN_PRICE_WORDS[str(obtained)].format(seller=name)
     else:
@@ -577,6 +602,9 @@ _IDENTITY_FIELDS = (
     "fabric_gbps_per_node",
     "fabric_gbps_per_gpu",
     "price_obtained_by",
+    "quote_id",
+    "quote_sold_by",
+    "quote_source",
 )
 
 
@@ -588,14 +616,18 @@ def _missing(value: Any) -> bool:
 
 
 def _offer_keys(offers: pd.DataFrame) -> pd.Series:
-    """offer_key for every row, built from columns."""
+    """offer_key for every row, built from columns (the same as ``offer_key`` row by row)."""
     parts = [
         offers[name].astype(object).where(offers[name].notna(), "-").astype(str)
         if name in offers.columns
         else pd.Series("-", index=offers.index)
         for name in ("provider", "instance_type", "region", "pricing_tier")
     ]
-    return parts[0].str.cat(parts[1:], sep="/").replace("", "-")
+    keys = parts[0].str.cat(parts[1:], sep="/").replace("", "-")
+    if "quote_id" in offers.columns:  # as offer_key: a quote's id ends its key
+        quoted = offers["quote_id"].notna() & (offers["quote_id"].astype(object) != "")
+        keys[quoted] = keys[quoted] + "/" + offers.loc[quoted, "quote_id"].astype(str)
+    return keys
 
 
 def _column(offers: pd.DataFrame, name: str) -> pd.Series:
@@ -608,8 +640,8 @@ def _offer_reasons(
     offers: pd.DataFrame, request: RankRequest, specs: Mapping[str, Any], now: datetime
 ) -> pd.Series:
     """Why each offer cannot be ranked for ``request`` at all (None: it may be), in order:
-    tier, GPU, requested GPUs and regions, price and its age, minimum fabric, multi-node
-    required."""
+    tier, an expired quote, GPU, requested GPUs and regions, price and its age, minimum
+    fabric, multi-node required."""
     tier, model = _column(offers, "pricing_tier"), _column(offers, "gpu_model")
     name, region = _column(offers, "gpu_name"), _column(offers, "region")
     price, fabric = _column(offers, "price_usd_per_gpu_hour"), _column(offers, "fabric_class")
@@ -622,6 +654,17 @@ def _offer_reasons(
 
     tiers = {t.value for t in request.tiers}
     give(~tier.isin(tiers), "pricing tier " + tier.astype(str) + " not requested")
+    if "quote_valid_until" in offers.columns:
+        until = pd.to_datetime(offers["quote_valid_until"], errors="coerce")
+        expired = until.notna() & (until < pd.Timestamp(pd.Timestamp(now).date()))
+        give(
+            expired,
+            "quote "
+            + _column(offers, "quote_id").astype(str)
+            + " expired on "
+            + until.dt.strftime("%Y-%m-%d").fillna("")
+            + ": ask the provider for a new one",
+        )
     give(
         model.isna(),
         "GPU not identified: the listing calls it "
@@ -682,6 +725,7 @@ def _offer_reasons(
 # What makes two rows of one provider the same offer in different regions: everything the
 # ranking reads but the region (Lambda's catalog repeats each type in 17 regions at one price).
 _SAME_OFFER = (
+    "quote_id",
     "provider",
     "sold_by",
     "instance_type",
@@ -752,8 +796,9 @@ def _plan(
         cluster = offer.get("max_cluster_gpus")
         if cluster and gpus > cluster:
             return f"needs {gpus} GPUs; the largest stated cluster is {int(cluster)}"
-        stated_here = offer.get("multi_node") is True and offer.get("fabric_match") == (
-            "instance_type"
+        stated_here = offer.get("multi_node") is True and offer.get("fabric_match") in (
+            "instance_type",
+            "quote",
         )
         if per_node < FULL_NODE_GPUS and not stated_here:
             return (

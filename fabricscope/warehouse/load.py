@@ -30,6 +30,7 @@ from fabricscope.warehouse.gpus import REFERENCE_DIR
 from fabricscope.warehouse.models import (
     FABRIC_COLUMNS,
     OFFER_COLUMNS,
+    QUOTE_FIELDS,
     FabricFact,
     Offer,
     RunMode,
@@ -367,6 +368,66 @@ def publish_calibration(
         )
         info = writer.publish("calibration", note=str(record["calibration_id"]))
         return PublishResult(info, writer.notes)
+
+
+# the columns of the quotes table a quote is stored with (besides snapshot_id)
+QUOTE_COLUMNS = (
+    "quote_id",
+    *QUOTE_FIELDS,
+    "price_usd_per_gpu_hour",
+    "entered_at",
+    "file_name",
+    "line",
+    "content_sha256",
+)
+
+
+@dataclass(frozen=True)
+class QuotesStored:
+    """What one import stored: the new quotes' ids and the ids of those already stored."""
+
+    result: PublishResult | None
+    stored: tuple[str, ...]
+    already: tuple[str, ...]
+
+
+def publish_quotes(
+    path: Path, records: Sequence[Mapping[str, Any]], lock_wait_s: float = 0.0
+) -> QuotesStored:
+    """Store quotes (rows with QUOTE_COLUMNS) as the next snapshot, each once: a quote whose
+    content is already stored is skipped and named in ``already``. Nothing new: no snapshot."""
+    for record in records:
+        missing = [name for name in QUOTE_COLUMNS if name not in record]
+        if missing:
+            raise WarehouseError(f"quote record lacks {', '.join(missing)}")
+    with SnapshotWriter(path, None, lock_wait_s) as writer:
+        con = writer.con
+        assert con is not None
+        if writer.is_new:
+            _load_reference_if_changed(writer, REFERENCE_DIR)
+        known = dict(con.execute("select content_sha256, quote_id from quotes").fetchall())
+        fresh: dict[str, Mapping[str, Any]] = {}
+        already: list[str] = []
+        for record in records:
+            sha = str(record["content_sha256"])
+            if sha in known or sha in fresh:
+                already.append(known.get(sha) or str(fresh[sha]["quote_id"]))
+            else:
+                fresh[sha] = record
+        if not fresh:
+            return QuotesStored(None, (), tuple(already))
+        columns = ", ".join((*QUOTE_COLUMNS, "snapshot_id"))
+        marks = ", ".join("?" * (len(QUOTE_COLUMNS) + 1))
+        con.executemany(
+            f"insert into quotes ({columns}) values ({marks})",
+            [
+                [*(record[name] for name in QUOTE_COLUMNS), writer.next_snapshot_id]
+                for record in fresh.values()
+            ],
+        )
+        ids = tuple(str(record["quote_id"]) for record in fresh.values())
+        info = writer.publish("quotes", note=f"{len(ids)} quotes: {', '.join(ids)}"[:500])
+        return QuotesStored(PublishResult(info, writer.notes), ids, tuple(already))
 
 
 def publish_estimates(

@@ -1,4 +1,4 @@
-"""Contracts shared by every package: what a scraped offer and a fabric fact are.
+"""Contracts shared by every package: what a scraped offer, a fabric fact and a quote are.
 
 This module is the bottom of the import graph: it imports nothing of ours.
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, date, datetime
 from enum import StrEnum
-from typing import Annotated, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -221,6 +221,125 @@ class FabricFact(_Contract):
         return self
 
 
+# months a reserved tier commits to
+TIER_MONTHS: dict[PricingTier, int] = {
+    PricingTier.RESERVED_1M: 1,
+    PricingTier.RESERVED_3M: 3,
+    PricingTier.RESERVED_6M: 6,
+    PricingTier.RESERVED_1Y: 12,
+    PricingTier.RESERVED_2Y: 24,
+    PricingTier.RESERVED_3Y: 36,
+}
+
+
+class Quote(_Contract):
+    """A price a provider (or a reseller) quoted to the buyer, with its terms, as entered.
+
+    Stored append-only (``quotes``); ranked beside the list offers with ``obtained_by``
+    quote and the date it was quoted. The field descriptions are the template's
+    documentation (``fabricscope quote template``, docs/QUOTES.md)."""
+
+    provider: Slug = Field(
+        description="the cloud the GPUs run on, as fabricscope names it (the providers table: "
+        "lambda, coreweave, aws...)"
+    )
+    sold_by: Slug | None = Field(
+        default=None, description="the reseller who quoted, if not the provider itself"
+    )
+    configuration: NonBlank = Field(
+        max_length=200, description="the instance type or configuration as quoted"
+    )
+    region: str | None = Field(default=None, max_length=100, description="region or site")
+    gpu_model: NonBlank = Field(
+        description="the GPU: a canonical id or an alias from gpus.csv (H100 SXM, H200, B200...)"
+    )
+    gpus_per_node: int = Field(default=8, gt=0, le=576, description="GPUs in one node")
+    gpus: int | None = Field(
+        default=None, gt=0, le=1_000_000, description="GPUs quoted in all (the capacity offered)"
+    )
+    price_usd: PositiveFloat = Field(description="the price in US dollars, on price_per")
+    price_per: Literal["gpu_hour", "node_hour"] = Field(
+        description="what price_usd buys: one GPU-hour or one node-hour"
+    )
+    pricing_tier: PricingTier = Field(
+        description="on_demand, spot, dynamic, reserved_1m, reserved_3m, reserved_6m, "
+        "reserved_1y, reserved_2y or reserved_3y"
+    )
+    term_months: int | None = Field(
+        default=None,
+        gt=0,
+        le=120,
+        description="the committed term in months, paid in full (a reserved tier implies its "
+        "own: reserved_1y is 12)",
+    )
+    min_commit_gpus: int | None = Field(
+        default=None, gt=0, le=1_000_000, description="the fewest GPUs the quote lets you rent"
+    )
+    min_commit_months: float | None = Field(
+        default=None, gt=0, le=120, description="the shortest rental in months"
+    )
+    booked_from: date | None = Field(default=None, description="calendar booking: first day")
+    booked_to: date | None = Field(default=None, description="calendar booking: last day")
+    available_from: date | None = Field(
+        default=None, description="the day the capacity is available"
+    )
+    valid_until: date | None = Field(default=None, description="the last day the quote holds")
+    fabric_class: FabricClass | None = Field(
+        default=None,
+        description="the fabric as quoted: infiniband, spectrum_x, roce, efa, tcpx, ethernet, "
+        "ultra_ethernet or none",
+    )
+    fabric_gbps_per_gpu: OptionalPositiveFloat = Field(
+        default=None, description="inter-node bandwidth per GPU in Gb/s, as quoted"
+    )
+    multi_node: bool | None = Field(
+        default=None, description="whether the quote's nodes form one cluster (true/false)"
+    )
+    fabric_note: str | None = Field(
+        default=None, max_length=2000, description="the fabric in the provider's words"
+    )
+    quoted_at: date = Field(description="the day the provider quoted")
+    source: NonBlank = Field(
+        max_length=500,
+        description="where the quote is: 'email from sales, 2026-11-28', 'order form #123'",
+    )
+    source_url: HttpUrl | None = Field(default=None, description="a link to it, if any")
+    notes: str | None = Field(default=None, max_length=2000, description="anything else")
+    entered_by: NonBlank = Field(max_length=200, description="who entered the quote")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.booked_from and self.booked_to and self.booked_to < self.booked_from:
+            raise ValueError("booked_to is before booked_from")
+        if self.valid_until and self.valid_until < self.quoted_at:
+            raise ValueError("valid_until is before quoted_at")
+        implied = TIER_MONTHS.get(self.pricing_tier)
+        if implied and self.term_months and self.term_months != implied:
+            raise ValueError(
+                f"term_months {self.term_months} contradicts pricing_tier "
+                f"{self.pricing_tier.value} ({implied} months)"
+            )
+        if self.fabric_class is FabricClass.NONE and self.multi_node:
+            raise ValueError("fabric_class 'none' cannot be multi_node")
+        if self.gpus and self.gpus % self.gpus_per_node:
+            raise ValueError(
+                f"gpus {self.gpus} is not a whole number of {self.gpus_per_node}-GPU nodes"
+            )
+        return self
+
+    @property
+    def price_usd_per_gpu_hour(self) -> float:
+        if self.price_per == "gpu_hour":
+            return self.price_usd
+        return self.price_usd / self.gpus_per_node
+
+    @property
+    def committed_months(self) -> int | None:
+        """The term paid in full: the one stated, else the reserved tier's."""
+        return self.term_months or TIER_MONTHS.get(self.pricing_tier)
+
+
+QUOTE_FIELDS: tuple[str, ...] = tuple(Quote.model_fields)
 OFFER_COLUMNS: tuple[str, ...] = tuple(Offer.model_fields)
 FABRIC_COLUMNS: tuple[str, ...] = tuple(FabricFact.model_fields)
 

@@ -1,2 +1,4 @@
--- Every current offer with its fabric and GPU, as the ranking reads it (fabricscope/rank/ranking.py).
+-- Every current offer with its fabric and GPU, and every quote the buyer entered, as the ranking reads them (fabricscope/rank/ranking.py).
 select * from instance_catalog
+union all by name
+select * from quote_offers
