@@ -1358,12 +1358,23 @@ def _store_quotes(
         "valid_until",
         "status",
     ]
-    title = f"{len(stored)} quotes stored, {len(done.already)} already stored"
-    print_rows(columns, rows, fmt, title=title, notes=[] if rows else ["no quote to store"])
+    _stored_report("quotes", columns, rows, done, len(refused), fmt)
+
+
+def _stored_report(
+    what: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    done: Any,
+    refused: int,
+    fmt: OutputFormat,
+) -> None:
+    """What an import stored (``done``: EntriesStored), one row per entry read; exit 1 when
+    rows were refused (each already said on stderr)."""
+    title = f"{len(done.stored)} {what} stored, {len(done.already)} already stored"
+    print_rows(columns, rows, fmt, title=title, notes=[] if rows else [f"no {what} to store"])
     if refused:
-        raise UserError(
-            f"{len(refused)} rows refused (above); the {len(entered)} others were kept", code=1
-        )
+        raise UserError(f"{refused} rows refused (above); the {len(rows)} others were kept")
 
 
 @quote_app.command("list")
@@ -1415,6 +1426,137 @@ def quote_list(
         title=f"{len(rows)} quotes",
         optional=["entered_by", "source", "sold_by", "gpus"],
     )
+
+
+# ---- providers' answers to the questionnaire (fabricscope/procurement/rfi.py)
+
+answers_app = typer.Typer(
+    help="Providers' answers to the questionnaire: the template to send, the replies back in.",
+    no_args_is_help=True,
+)
+app.add_typer(answers_app, name="answers")
+
+
+@answers_app.command("template")
+def answers_template(
+    provider: Annotated[
+        list[str] | None,
+        typer.Option("--provider", "-p", help="A provider to ask (repeatable; default: all)."),
+    ] = None,
+    every_question: Annotated[
+        bool,
+        typer.Option("--all", help="Every question, not only those the evidence leaves open."),
+    ] = False,
+    fmt: Annotated[TemplateFormat, typer.Option("--format", "-f")] = TemplateFormat.CSV,
+    fields: Annotated[bool, typer.Option("--fields", help="Each field and what it means.")] = False,
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Print the answers template: one row per provider and open question, to fill in."""
+    from fabricscope.evidence import transparency
+    from fabricscope.procurement import rfi
+
+    if fields:
+        rows = [[f["field"], f["required"], f["meaning"]] for f in rfi.field_help()]
+        print_rows(["field", "required", "meaning"], rows, OutputFormat.TABLE, "answer fields")
+        return
+    settings = _settings(warehouse)
+    _require_warehouse(settings)
+    known = transparency.answers(settings.warehouse)
+    providers = sorted({a.provider for a in known})
+    asked = list(dict.fromkeys(provider or providers))
+    unknown = [p for p in asked if p not in providers]
+    if unknown:
+        raise UserError(
+            f"no provider {unknown[0]!r} in the warehouse; one of {', '.join(providers)}", code=2
+        )
+    rows = rfi.template_rows(asked, known, open_only=not every_question)
+    sys.stdout.write(
+        rfi.template_csv(rows) if fmt is TemplateFormat.CSV else rfi.template_json(rows)
+    )
+
+
+@answers_app.command("import")
+def answers_import(
+    file: Annotated[Path, typer.Argument(help="The answers template, filled in (CSV or JSON).")],
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Store providers' answers; a bad row is refused with its line and field (exit 1), the
+    others are stored."""
+    from fabricscope.procurement import entries, rfi
+    from fabricscope.warehouse.models import utc_now
+
+    settings = _settings(warehouse)
+    settings.require_writable()
+    if not file.is_file():
+        raise UserError(f"no such file: {file}", code=2)
+    try:
+        entered, refused = rfi.parse(file.read_bytes(), file.name)
+    except entries.EntryFileError as exc:
+        raise UserError(str(exc), code=2) from None
+    for problem in refused:
+        err.print(f"refused: {file.name} {problem}")
+    now = utc_now()
+    done = rfi.store(settings.warehouse, entered, now, file.name)
+    rows = []
+    for item in entered:
+        answer_id = rfi.record(item, now, file.name)["answer_id"]
+        given = item.answer
+        rows.append(
+            [
+                answer_id,
+                item.where,
+                given.provider,
+                given.question_id,
+                given.value,
+                given.answered_on,
+                given.answered_by,
+                "stored" if answer_id in done.stored else "already stored",
+            ]
+        )
+    columns = [
+        "answer_id",
+        "where",
+        "provider",
+        "question_id",
+        "value",
+        "answered_on",
+        "answered_by",
+        "status",
+    ]
+    _stored_report("answers", columns, rows, done, len(refused), fmt)
+
+
+@answers_app.command("list")
+def answers_list(
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Every answer entered, oldest first; the latest a provider gave to a question counts."""
+    import pandas as pd
+
+    from fabricscope.procurement import rfi
+
+    settings = _settings(warehouse)
+    _require_warehouse(settings)
+    frame = rfi.stored_answers(settings.warehouse)
+    frame["answered_on"] = [
+        None if _missing(v) else pd.Timestamp(v).date() for v in frame["answered_on"]
+    ]
+    frame = frame.astype(object).where(frame.notna(), None)
+    columns = [
+        "answer_id",
+        "provider",
+        "question_id",
+        "value",
+        "answered_on",
+        "answered_by",
+        "answer",
+    ]
+    if fmt is not OutputFormat.TABLE:
+        columns = [c for c in frame.columns if c != "content_sha256"]
+    rows = [list(row) for row in frame[columns].itertuples(index=False)]
+    print_rows(columns, rows, fmt, title=f"{len(rows)} answers", optional=["answer", "answered_by"])
 
 
 def _rounded(value: Any) -> Any:

@@ -25,6 +25,7 @@ class Downloads:
     csv: bytes
     xlsx: bytes
     memo: str
+    answers_template: str = ""  # the open questions' answers template (CSV), sent with the memo
 
 
 def csv_bytes(shortlist: shortlisting.Shortlist) -> bytes:
@@ -76,5 +77,8 @@ def xlsx_bytes(shortlist: shortlisting.Shortlist, notes: Mapping[str, str]) -> b
 
 def downloads(shortlist: shortlisting.Shortlist, notes: Mapping[str, str]) -> Downloads:
     return Downloads(
-        csv_bytes(shortlist), xlsx_bytes(shortlist, notes), memo_text(shortlist, notes)
+        csv_bytes(shortlist),
+        xlsx_bytes(shortlist, notes),
+        memo_text(shortlist, notes),
+        shortlisting.answers_template(shortlist),
     )

@@ -73,6 +73,13 @@ the thing asked about: a transparency score that rewarded stating an absence wou
 provider that documents having no RDMA above one that has it and says nothing. The ``answered``
 count in ``ProviderScore`` keeps the difference between "no" and "unknown" visible.
 
+Providers' own answers. When a provider answers a question of the questionnaire (an RFI
+reply the buyer entered: ``fabricscope answers import``, ``rfi_answers_current``), its answer
+decides that question: the value the buyer read in it (yes, partial or no), provider-grade
+evidence quoting the reply, dated the day it was given, linked to its document or attachment,
+and the reason naming who answered and when, then what the published facts say. The facts'
+evidence follows the reply's. A question the provider has not answered keeps the rules above.
+
 Pure functions apart from the one read of the warehouse (``read_inputs``).
 """
 
@@ -87,6 +94,7 @@ from enum import StrEnum
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple, Self
+from urllib.parse import quote as quote_url
 
 import duckdb
 import pandas as pd
@@ -133,12 +141,25 @@ PRICE_EVIDENCE_COLUMNS: tuple[str, ...] = (
     "observed_at",
 )
 PROVIDER_COLUMNS: tuple[str, ...] = ("provider", "display_name")
+# a provider's current answer to a question, as the buyer entered it (rfi_answers_current)
+RFI_COLUMNS: tuple[str, ...] = (
+    "provider",
+    "question_id",
+    "value",
+    "answer",
+    "evidence_url",
+    "attachment",
+    "answered_on",
+    "answered_by",
+    "entered_at",
+)
 
 # each selects exactly the columns above (tests/warehouse/test_reads.py)
 QUERIES: dict[str, str] = {
     "facts": reads.sql("transparency_facts"),
     "offers": reads.sql("transparency_offers"),
     "providers": reads.sql("transparency_providers"),
+    "rfi": reads.sql("rfi_answers_current"),
 }
 
 
@@ -222,7 +243,7 @@ class Evidence(_Model):
     source_url: str = Field(pattern=r"^[a-z][a-z0-9+.-]*://\S+$")
     observed_at: datetime = Field(description="when we observed it (timezone-aware)")
     source_date: date | None = Field(default=None, description="the date the source states")
-    obtained_by: str = Field(description="api | scraped | catalog | curated")
+    obtained_by: str = Field(description="api | scraped | catalog | curated | rfi")
     source_grade: str | None = Field(
         default=None,
         description="provider | measured | third_party (docs/TRANSPARENCY.md); None: not graded",
@@ -305,19 +326,21 @@ def load_questionnaire(path: Path = QUESTIONNAIRE_FILE) -> Questionnaire:
 @dataclass(frozen=True)
 class TransparencyInputs:
     """The rows the rules read: ``FACT_COLUMNS`` of fabric_current, ``PRICE_EVIDENCE_COLUMNS`` of
-    offers_current, ``PROVIDER_COLUMNS`` of providers, and the snapshot they came from."""
+    offers_current, ``PROVIDER_COLUMNS`` of providers, the snapshot they came from, and the
+    providers' own answers (``RFI_COLUMNS`` of rfi_answers_current; None: none entered)."""
 
     facts: pd.DataFrame
     offers: pd.DataFrame
     providers: pd.DataFrame | None = None
     snapshot_id: int | None = None
+    rfi: pd.DataFrame | None = None
 
 
 def read_inputs(warehouse: Path) -> TransparencyInputs:
     """One read-only read of the published snapshot (one connection, hence one snapshot)."""
     snapshot, frames = read_frames(warehouse, QUERIES)
     return TransparencyInputs(
-        frames["facts"], frames["offers"], frames["providers"], snapshot.snapshot_id
+        frames["facts"], frames["offers"], frames["providers"], snapshot.snapshot_id, frames["rfi"]
     )
 
 
@@ -329,7 +352,9 @@ def inputs_from_connection(con: duckdb.DuckDBPyConnection) -> TransparencyInputs
     except duckdb.CatalogException:
         row = None
     snapshot_id = int(row[0]) if row is not None and row[0] is not None else None
-    return TransparencyInputs(frames["facts"], frames["offers"], frames["providers"], snapshot_id)
+    return TransparencyInputs(
+        frames["facts"], frames["offers"], frames["providers"], snapshot_id, frames["rfi"]
+    )
 
 
 def _as_inputs(
@@ -778,11 +803,19 @@ def answers(
         for row in _records(inputs.providers, PROVIDER_COLUMNS, "provider"):
             names[str(row["provider"])] = str(row["display_name"] or row["provider"])
 
+    replies: dict[tuple[str, str], dict[str, Any]] = {}
+    if inputs.rfi is not None:
+        for row in _records(inputs.rfi, RFI_COLUMNS, "provider's answer"):
+            replies[(str(row["provider"]), str(row["question_id"]))] = row
+
     result: list[Answer] = []
-    for provider in sorted(facts.keys() | prices.keys()):
+    for provider in sorted(facts.keys() | prices.keys() | {p for p, _ in replies}):
         data = _ProviderData(tuple(facts.get(provider, ())), tuple(prices.get(provider, ())))
         for question in questionnaire.questions:
             decision = RULES[question.id](data)
+            reply = replies.get((provider, question.id))
+            if reply is not None:
+                decision = _replied(reply, decision)
             result.append(
                 Answer(
                     provider=provider,
@@ -796,6 +829,44 @@ def answers(
                 )
             )
     return result
+
+
+RFI_SOURCE = "rfi"  # an answer's evidence from the provider's own reply (Evidence.source)
+
+
+def _replied(reply: Mapping[str, Any], published: _Decision) -> _Decision:
+    """The provider's own answer decides: it is provider-grade and dated the day given. What
+    the published facts say stays as the evidence after it."""
+    value = AnswerValue(str(reply["value"]))
+    when = _as_date(reply["answered_on"])
+    url = reply.get("evidence_url")
+    attachment = reply.get("attachment")
+    if url:
+        link = str(url)
+    elif attachment:
+        link = "attachment://" + quote_url(str(attachment))
+    else:
+        link = f"rfi://{reply['provider']}/{reply['question_id']}"
+    evidence = Evidence(
+        quote=str(reply["answer"]),
+        source_url=link,
+        observed_at=_as_datetime(reply["entered_at"]),
+        source_date=when,
+        obtained_by=RFI_SOURCE,
+        source_grade="provider",
+        source=RFI_SOURCE,
+        stated=f"answered {value.value}",
+    )
+    said = (
+        f"answered {value.value} by {reply['answered_by']} on {when} in reply to the "
+        f"questionnaire; the published facts say: {published.value.value}"
+    )
+    return _Decision(value, said, (evidence, *published.evidence))
+
+
+def replied_by_provider(answer: Answer) -> bool:
+    """Whether ``answer`` is the provider's own reply to the questionnaire."""
+    return bool(answer.evidence) and answer.evidence[0].source == RFI_SOURCE
 
 
 def _check_version(answers: Sequence[Answer], questionnaire: Questionnaire) -> None:

@@ -10,9 +10,7 @@ nothing of it is stored. docs/QUOTES.md documents the template.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,33 +22,24 @@ import pandas as pd
 from pydantic import ValidationError
 
 from fabricscope.model.hardware import HardwareError
+from fabricscope.procurement import entries
+from fabricscope.procurement.entries import (
+    EntryFileError,
+    RowError,
+    Template,
+    blank_to_none,
+    validation_errors,
+)
 from fabricscope.rank import catalog
 from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import read_frame
 from fabricscope.warehouse.load import QuotesStored, publish_quotes
 from fabricscope.warehouse.models import QUOTE_FIELDS, Quote
 
-MAX_FILE_BYTES = 5_000_000
-MAX_ROWS = 10_000
+QUOTE_TEMPLATE = Template.of(Quote, "fabricscope quote template")
 # the fields a row must give (the others may be left empty)
-REQUIRED = tuple(name for name, spec in Quote.model_fields.items() if spec.is_required())
-
-
-class QuoteFileError(ValueError):
-    """A file that cannot be read as quotes at all; nothing of it is stored."""
-
-
-@dataclass(frozen=True)
-class RowError:
-    """One refused row: where it is and what is wrong with which field."""
-
-    where: str  # "line 4" (CSV) or "item 2" (JSON)
-    field: str | None
-    message: str
-
-    def __str__(self) -> str:
-        field = f", field {self.field}" if self.field else ""
-        return f"{self.where}{field}: {self.message}"
+REQUIRED = QUOTE_TEMPLATE.required
+QuoteFileError = EntryFileError  # a file that is no quotes file: nothing of it is stored
 
 
 @dataclass(frozen=True)
@@ -74,20 +63,13 @@ def template_json() -> str:
 
 def field_help() -> list[dict[str, str]]:
     """Each field: its name, whether it is required, and what it means (the contract's words)."""
-    return [
-        {
-            "field": name,
-            "required": "yes" if spec.is_required() else "no",
-            "meaning": spec.description or "",
-        }
-        for name, spec in Quote.model_fields.items()
-    ]
+    return entries.field_help(Quote)
 
 
 def check(raw: Mapping[str, Any], where: str) -> Quote | list[RowError]:
     """One row as a Quote, or what is wrong with it (field by field). Empty cells are unknown;
     the GPU is resolved to its canonical id (an alias is accepted)."""
-    values = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in raw.items()}
+    values = blank_to_none(raw)
     gpu = values.get("gpu_model")
     if isinstance(gpu, str):
         try:
@@ -97,104 +79,14 @@ def check(raw: Mapping[str, Any], where: str) -> Quote | list[RowError]:
     try:
         return Quote.model_validate(values)
     except ValidationError as exc:
-        return [
-            RowError(where, ".".join(str(p) for p in e["loc"]) or None, _message(e))
-            for e in exc.errors()
-        ]
-
-
-def _message(error: Mapping[str, Any]) -> str:
-    text = str(error["msg"]).removeprefix("Value error, ")
-    if error["type"] == "missing":
-        return "required, and empty"
-    given = error.get("input")
-    if isinstance(given, str | int | float) and error["type"] != "extra_forbidden":
-        return f"{text} (got {str(given)[:80]!r})"
-    return text
+        return validation_errors(exc, where)
 
 
 def parse(data: bytes, name: str) -> tuple[list[Entered], list[RowError]]:
-    """The quotes in a CSV or JSON file (by its name's suffix, else by its first character)
-    and the rows refused; raises QuoteFileError when the file is no quotes file at all."""
-    if len(data) > MAX_FILE_BYTES:
-        raise QuoteFileError(f"{name}: larger than {MAX_FILE_BYTES // 1_000_000} MB")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise QuoteFileError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    suffix = Path(name).suffix.lower()
-    is_json = suffix == ".json" or (suffix != ".csv" and text.lstrip()[:1] in ("[", "{"))
-    rows = _json_rows(text, name) if is_json else _csv_rows(text, name)
-    if len(rows) > MAX_ROWS:
-        raise QuoteFileError(f"{name}: {len(rows):,} rows; at most {MAX_ROWS:,} at a time")
-    quotes: list[Entered] = []
-    errors: list[RowError] = []
-    for where, line, raw in rows:
-        checked = [raw] if isinstance(raw, RowError) else check(raw, where)
-        if isinstance(checked, Quote):
-            quotes.append(Entered(checked, where, line))
-        else:
-            errors.extend(checked)
-    return quotes, errors
-
-
-def _columns_known(columns: Sequence[str], name: str, where: str) -> None:
-    unknown = [c for c in columns if c not in QUOTE_FIELDS]
-    if unknown:
-        raise QuoteFileError(
-            f"{name}{where}: unknown column {unknown[0]!r}; the columns are those of "
-            "`fabricscope quote template`"
-        )
-
-
-def _csv_rows(text: str, name: str) -> list[tuple[str, int | None, dict[str, Any] | RowError]]:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise QuoteFileError(f"{name}: empty; give the template's header and a row") from None
-    except csv.Error as exc:
-        raise QuoteFileError(f"{name} line 1: not CSV ({exc})") from None
-    header = [h.strip() for h in header]
-    _columns_known(header, name, " line 1")
-    if len(set(header)) != len(header):
-        raise QuoteFileError(f"{name} line 1: a column is named twice")
-    missing = [c for c in REQUIRED if c not in header]
-    if missing:
-        raise QuoteFileError(f"{name} line 1: no column {missing[0]!r}, which is required")
-    rows: list[tuple[str, int | None, dict[str, Any] | RowError]] = []
-    start = reader.line_num + 1
-    try:
-        for cells in reader:
-            if not any(c.strip() for c in cells):
-                start = reader.line_num + 1
-                continue
-            where = f"line {start}"
-            if len(cells) != len(header):
-                problem = RowError(where, None, f"{len(cells)} cells; the header has {len(header)}")
-                rows.append((where, start, problem))
-            else:
-                rows.append((where, start, dict(zip(header, cells, strict=True))))
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        raise QuoteFileError(f"{name} line {reader.line_num}: not CSV ({exc})") from None
-    return rows
-
-
-def _json_rows(text: str, name: str) -> list[tuple[str, int | None, dict[str, Any] | RowError]]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise QuoteFileError(f"{name} line {exc.lineno}: not JSON ({exc.msg})") from None
-    items = data if isinstance(data, list) else [data]
-    rows: list[tuple[str, int | None, dict[str, Any] | RowError]] = []
-    for number, item in enumerate(items, start=1):
-        where = f"item {number}"
-        if not isinstance(item, dict):
-            raise QuoteFileError(f"{name} {where}: not an object of the template's fields")
-        _columns_known(list(item), name, f" {where}")
-        rows.append((where, None, item))
-    return rows
+    """The quotes in a CSV or JSON file and the rows refused; raises QuoteFileError when the
+    file is no quotes file at all (fabricscope/procurement/entries.py)."""
+    taken, refused = entries.parse(data, name, QUOTE_TEMPLATE, check)
+    return [Entered(quote, where, line) for quote, where, line in taken], refused
 
 
 def content_sha256(quote: Quote) -> str:

@@ -37,6 +37,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from fabricscope.evidence import transparency
 from fabricscope.model.scaling import FAILURE_PART, ModelConstants
 from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
+from fabricscope.procurement import rfi
 from fabricscope.rank import ranking
 
 SENSITIVITY_CLASSES = ("infiniband", "ethernet")
@@ -125,14 +126,28 @@ def _sensitivity(result: ranking.RankResult, rows: pd.DataFrame) -> pd.DataFrame
 # ---- files
 
 
+# the suffix of the answers template written beside the memo
+ANSWERS_SUFFIX = "-rfi-answers.csv"
+
+
 def write(shortlist: Shortlist, prefix: Path) -> list[Path]:
-    """Write PREFIX.csv, PREFIX.xlsx and PREFIX.md (each whole or not at all)."""
+    """Write PREFIX.csv, PREFIX.xlsx, PREFIX.md and the answers template for the memo's open
+    questions, PREFIX-rfi-answers.csv (each whole or not at all)."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    paths = [prefix.with_name(prefix.name + suffix) for suffix in (".csv", ".xlsx", ".md")]
+    suffixes = (".csv", ".xlsx", ".md", ANSWERS_SUFFIX)
+    paths = [prefix.with_name(prefix.name + suffix) for suffix in suffixes]
     _atomic(paths[0], lambda path: csv_frame(shortlist).to_csv(path, index=False))
     _atomic(paths[1], lambda path: _write_xlsx(shortlist, path))
     _atomic(paths[2], lambda path: path.write_text(memo(shortlist), encoding="utf-8"))
+    _atomic(paths[3], lambda path: path.write_text(answers_template(shortlist), encoding="utf-8"))
     return paths
+
+
+def answers_template(shortlist: Shortlist) -> str:
+    """The answers template for the shortlisted providers' open questions (CSV), to send with
+    the memo and import back with `fabricscope answers import`."""
+    providers = list(shortlist.open_questions)
+    return rfi.template_csv(rfi.template_rows(providers, shortlist.answers))
 
 
 def _atomic(path: Path, write_to: Any) -> None:
@@ -578,7 +593,16 @@ def memo(shortlist: Shortlist) -> str:
             f"| {_md(row['provider'])} | {offer} | {ib / 24:,.1f} | "
             f"{eth / 24:,.1f} | ${extra:,.0f} ({eth / ib - 1:+.0%} time) |"
         )
-    lines += ["", "## Questions to send each provider", ""]
+    lines += [
+        "",
+        "## Questions to send each provider",
+        "",
+        "The questions each provider's published evidence leaves open, and what it has answered "
+        "in reply. Its answers go back in through the answers template written beside this "
+        f"memo (`*{ANSWERS_SUFFIX}`: one row per open question) and `fabricscope answers "
+        "import`; they then count as the provider's own evidence, dated the day given.",
+        "",
+    ]
     for provider, questions in shortlist.open_questions.items():
         score = shortlist.scores.get(provider)
         header = f"### {provider}"
@@ -588,6 +612,7 @@ def memo(shortlist: Shortlist) -> str:
             )
         lines += [header, ""]
         lines += _who_quotes(rows[rows["provider"] == provider])
+        lines += _replies(shortlist, provider)
         if not questions:
             lines += ["Every question is answered with evidence; nothing to ask.", ""]
             continue
@@ -627,6 +652,29 @@ def memo(shortlist: Shortlist) -> str:
         )
     lines += ["", f"Snapshot {shortlist.snapshot_id}; notes per offer are in the CSV and XLSX.", ""]
     return "\n".join(lines)
+
+
+def _replies(shortlist: Shortlist, provider: str) -> list[str]:
+    """What the provider answered in reply to the questionnaire: which question, what, who
+    and when."""
+    texts = {q.id: q.text for q in transparency.load_questionnaire().questions}
+    replied = [
+        a
+        for a in shortlist.answers
+        if a.provider == provider and transparency.replied_by_provider(a)
+    ]
+    if not replied:
+        return []
+    lines = [f"Answered by {ranking.provider_name(provider)} in reply:", ""]
+    for answer in replied:
+        given = answer.evidence[0]
+        lines.append(
+            f"- {_md(texts.get(answer.question_id, answer.question_id))} **{answer.value.value}**"
+            f' ({_md(answer.reason.split(" in reply")[0])}): "{_md(given.quote)}" '
+            f"({_md(given.source_url)})"
+        )
+    still = ["Still open:", ""] if shortlist.open_questions.get(provider) else []
+    return [*lines, "", *still]
 
 
 def _who_quotes(rows: pd.DataFrame) -> list[str]:

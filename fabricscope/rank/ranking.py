@@ -283,7 +283,11 @@ def read_inputs(warehouse: Path) -> RankInputs:
     }
     snapshot, frames = read_frames(warehouse, queries)
     facts = transparency.TransparencyInputs(
-        frames["t_facts"], frames["t_offers"], frames["t_providers"], snapshot.snapshot_id
+        frames["t_facts"],
+        frames["t_offers"],
+        frames["t_providers"],
+        snapshot.snapshot_id,
+        frames["t_rfi"],
     )
     return RankInputs(
         snapshot,

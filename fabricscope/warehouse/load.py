@@ -31,6 +31,7 @@ from fabricscope.warehouse.models import (
     FABRIC_COLUMNS,
     OFFER_COLUMNS,
     QUOTE_FIELDS,
+    RFI_ANSWER_FIELDS,
     FabricFact,
     Offer,
     RunMode,
@@ -370,64 +371,105 @@ def publish_calibration(
         return PublishResult(info, writer.notes)
 
 
-# the columns of the quotes table a quote is stored with (besides snapshot_id)
-QUOTE_COLUMNS = (
+@dataclass(frozen=True)
+class Entries:
+    """A table the buyer appends to (quotes, providers' answers): its name, the columns a
+    row is stored with (besides snapshot_id), its id column, and the snapshot kind."""
+
+    table: str
+    columns: tuple[str, ...]
+    id_column: str
+    kind: str
+
+
+QUOTES = Entries(
+    "quotes",
+    (
+        "quote_id",
+        *QUOTE_FIELDS,
+        "price_usd_per_gpu_hour",
+        "entered_at",
+        "file_name",
+        "line",
+        "content_sha256",
+    ),
     "quote_id",
-    *QUOTE_FIELDS,
-    "price_usd_per_gpu_hour",
-    "entered_at",
-    "file_name",
-    "line",
-    "content_sha256",
+    "quotes",
+)
+RFI_ANSWERS = Entries(
+    "rfi_answers",
+    (
+        "answer_id",
+        *RFI_ANSWER_FIELDS,
+        "questionnaire_version",
+        "entered_at",
+        "file_name",
+        "line",
+        "content_sha256",
+    ),
+    "answer_id",
+    "answers",
 )
 
 
 @dataclass(frozen=True)
-class QuotesStored:
-    """What one import stored: the new quotes' ids and the ids of those already stored."""
+class EntriesStored:
+    """What one import stored: the new rows' ids and the ids of those already stored."""
 
     result: PublishResult | None
     stored: tuple[str, ...]
     already: tuple[str, ...]
 
 
-def publish_quotes(
-    path: Path, records: Sequence[Mapping[str, Any]], lock_wait_s: float = 0.0
-) -> QuotesStored:
-    """Store quotes (rows with QUOTE_COLUMNS) as the next snapshot, each once: a quote whose
-    content is already stored is skipped and named in ``already``. Nothing new: no snapshot."""
+QuotesStored = EntriesStored
+
+
+def publish_entries(
+    path: Path, entries: Entries, records: Sequence[Mapping[str, Any]], lock_wait_s: float = 0.0
+) -> EntriesStored:
+    """Append rows (each with ``entries.columns``) as the next snapshot, each once: a row whose
+    content_sha256 is already stored is skipped and named in ``already``. Nothing new: no
+    snapshot. The table is append-only: nothing else writes it."""
     for record in records:
-        missing = [name for name in QUOTE_COLUMNS if name not in record]
+        missing = [name for name in entries.columns if name not in record]
         if missing:
-            raise WarehouseError(f"quote record lacks {', '.join(missing)}")
+            raise WarehouseError(f"{entries.table} record lacks {', '.join(missing)}")
     with SnapshotWriter(path, None, lock_wait_s) as writer:
         con = writer.con
         assert con is not None
         if writer.is_new:
             _load_reference_if_changed(writer, REFERENCE_DIR)
-        known = dict(con.execute("select content_sha256, quote_id from quotes").fetchall())
+        table, id_column = entries.table, entries.id_column
+        known = dict(con.execute(f"select content_sha256, {id_column} from {table}").fetchall())
         fresh: dict[str, Mapping[str, Any]] = {}
         already: list[str] = []
         for record in records:
             sha = str(record["content_sha256"])
             if sha in known or sha in fresh:
-                already.append(known.get(sha) or str(fresh[sha]["quote_id"]))
+                already.append(known.get(sha) or str(fresh[sha][id_column]))
             else:
                 fresh[sha] = record
         if not fresh:
-            return QuotesStored(None, (), tuple(already))
-        columns = ", ".join((*QUOTE_COLUMNS, "snapshot_id"))
-        marks = ", ".join("?" * (len(QUOTE_COLUMNS) + 1))
+            return EntriesStored(None, (), tuple(already))
+        columns = ", ".join((*entries.columns, "snapshot_id"))
+        marks = ", ".join("?" * (len(entries.columns) + 1))
         con.executemany(
-            f"insert into quotes ({columns}) values ({marks})",
+            f"insert into {table} ({columns}) values ({marks})",
             [
-                [*(record[name] for name in QUOTE_COLUMNS), writer.next_snapshot_id]
+                [*(record[name] for name in entries.columns), writer.next_snapshot_id]
                 for record in fresh.values()
             ],
         )
-        ids = tuple(str(record["quote_id"]) for record in fresh.values())
-        info = writer.publish("quotes", note=f"{len(ids)} quotes: {', '.join(ids)}"[:500])
-        return QuotesStored(PublishResult(info, writer.notes), ids, tuple(already))
+        ids = tuple(str(record[id_column]) for record in fresh.values())
+        info = writer.publish(entries.kind, note=f"{len(ids)} {table}: {', '.join(ids)}"[:500])
+        return EntriesStored(PublishResult(info, writer.notes), ids, tuple(already))
+
+
+def publish_quotes(
+    path: Path, records: Sequence[Mapping[str, Any]], lock_wait_s: float = 0.0
+) -> EntriesStored:
+    """Store quotes (rows with QUOTES.columns) as the next snapshot, each once."""
+    return publish_entries(path, QUOTES, records, lock_wait_s)
 
 
 def publish_estimates(

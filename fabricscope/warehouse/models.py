@@ -1,4 +1,5 @@
-"""Contracts shared by every package: what a scraped offer, a fabric fact and a quote are.
+"""Contracts shared by every package: what a scraped offer, a fabric fact, a quote and a
+provider's answer are.
 
 This module is the bottom of the import graph: it imports nothing of ours.
 
@@ -340,6 +341,36 @@ class Quote(_Contract):
 
 
 QUOTE_FIELDS: tuple[str, ...] = tuple(Quote.model_fields)
+
+
+class RfiAnswer(_Contract):
+    """A provider's answer to one question of the transparency questionnaire (the RFI), as
+    the buyer entered it. It is the provider's own word, so provider-grade evidence, dated
+    the day the provider answered (fabricscope/evidence/transparency.py)."""
+
+    provider: Slug = Field(description="the provider that answered, as fabricscope names it")
+    question_id: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)] = Field(
+        description="the question's id in the questionnaire (fabric_type, bandwidth, ...)"
+    )
+    value: Literal["yes", "partial", "no"] = Field(
+        description="what the answer amounts to: yes, partial or no (leave a question the "
+        "provider did not answer out)"
+    )
+    answer: NonBlank = Field(max_length=5000, description="the provider's answer, in its words")
+    evidence_url: HttpUrl | None = Field(
+        default=None, description="a link to the document the answer rests on, if any"
+    )
+    attachment: str | None = Field(
+        default=None, max_length=300, description="the name of an attached document, if any"
+    )
+    answered_on: date = Field(description="the day the provider answered")
+    answered_by: NonBlank = Field(
+        max_length=200, description="who answered for the provider (name and role)"
+    )
+    entered_by: NonBlank = Field(max_length=200, description="who entered the answer")
+
+
+RFI_ANSWER_FIELDS: tuple[str, ...] = tuple(RfiAnswer.model_fields)
 OFFER_COLUMNS: tuple[str, ...] = tuple(Offer.model_fields)
 FABRIC_COLUMNS: tuple[str, ...] = tuple(FabricFact.model_fields)
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from fabricscope.model.workloads import preset
-from fabricscope.procurement import quotes, shortlist
+from fabricscope.procurement import quotes, rfi, shortlist
 from fabricscope.rank.ranking import RankRequest, parse_gpu_counts, rank
 from fabricscope.warehouse.db import current_snapshot, read_frame
 from fabricscope.warehouse.models import QUOTE_FIELDS, PricingTier
@@ -44,9 +44,14 @@ def csv_file(*rows: str) -> bytes:
     return ("\n".join([HEADER, *rows]) + "\n").encode()
 
 
-def sha_of_quotes(path: Path) -> str:
-    _, frame = read_frame(path, "select * from quotes order by quote_id")
+def sha_of(path: Path, table: str) -> str:
+    """The content of one of the buyer's tables."""
+    _, frame = read_frame(path, f"select * from {table} order by all")
     return hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
+
+
+def sha_of_quotes(path: Path) -> str:
+    return sha_of(path, "quotes")
 
 
 @pytest.fixture
@@ -117,7 +122,7 @@ def test_a_file_that_is_no_quotes_file_is_refused_whole(data, name, said):
     assert str(caught.value).startswith(said)
 
 
-def test_quotes_are_stored_once_and_no_refresh_touches_them(warehouse):
+def test_quotes_and_answers_are_stored_once_and_no_refresh_touches_them(warehouse):
     entered, _ = quotes.parse(csv_file(GOOD, RESOLD), "quotes.csv")
     first = quotes.store(warehouse, entered, ENTERED_AT, "quotes.csv")
     assert len(first.stored) == 2 and first.result is not None
@@ -125,7 +130,15 @@ def test_quotes_are_stored_once_and_no_refresh_touches_them(warehouse):
     again = quotes.store(warehouse, entered, ENTERED_AT, "again.csv")
     assert again.stored == () and set(again.already) == set(first.stored)
     assert current_snapshot(warehouse) == snapshot  # nothing new: no snapshot
+    replies = (
+        "provider,question_id,value,answer,answered_on,answered_by,entered_by\n"
+        "lambda,rdma,yes,GPUDirect RDMA on every node,2026-12-01,J. Doe,pat\n"
+    )
+    replied, _ = rfi.parse(replies.encode(), "replies.csv")
+    rfi.store(warehouse, replied, ENTERED_AT, "replies.csv")
+    snapshot = current_snapshot(warehouse)
     before = sha_of_quotes(warehouse)
+    answers_before = sha_of(warehouse, "rfi_answers")
     publish_synthetic(warehouse, 20)  # a run published as a refresh publishes it
     done = fabricscope(
         "refresh",
@@ -139,6 +152,7 @@ def test_quotes_are_stored_once_and_no_refresh_touches_them(warehouse):
     assert done.returncode == 0, done.stderr
     assert current_snapshot(warehouse).snapshot_id > snapshot.snapshot_id + 1
     assert sha_of_quotes(warehouse) == before
+    assert sha_of(warehouse, "rfi_answers") == answers_before
     stored = quotes.stored_quotes(warehouse, date(2026, 12, 4))
     assert list(stored["file_name"]) == ["quotes.csv", "quotes.csv"]
     assert list(stored["line"]) == [2, 3]

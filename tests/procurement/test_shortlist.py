@@ -58,7 +58,7 @@ def assert_same_rows(read: pd.DataFrame, rows: pd.DataFrame) -> None:
 
 
 def test_the_csv_reads_back_as_the_ranking_rows(written):
-    picked, (csv_path, _, _) = written
+    picked, (csv_path, _, _, _) = written
     read = pd.read_csv(csv_path)
     rows = picked.rows.copy()
     for column in ("price_observed_at", "fabric_observed_at"):
@@ -85,7 +85,7 @@ def rows_of_the_workbook(path) -> pd.DataFrame:
 
 
 def test_the_workbook_holds_every_sheet_and_the_same_rows(written):
-    picked, (_, xlsx_path, _) = written
+    picked, (_, xlsx_path, _, _) = written
     sheets = pd.read_excel(xlsx_path, sheet_name=None)
     providers = list(dict.fromkeys(picked.rows["provider"]))
     assert list(sheets) == [
@@ -124,7 +124,7 @@ def test_every_column_has_one_human_header():
 
 
 def test_the_workbook_reads_as_a_buyer_would(written):
-    picked, (_, xlsx_path, _) = written
+    picked, (_, xlsx_path, _, _) = written
     book = openpyxl.load_workbook(xlsx_path)
     main, details = book["shortlist"], book["details"]
     headers = [cell.value for cell in main[1]]
@@ -185,7 +185,7 @@ def test_the_workbook_reads_as_a_buyer_would(written):
 
 
 def test_the_memo_asks_exactly_the_unanswered_questions(written):
-    picked, (_, _, memo_path) = written
+    picked, (_, _, memo_path, _) = written
     text = memo_path.read_text(encoding="utf-8")
     sections = re.split(
         r"^### ", text.split("## Questions to send each provider", 1)[1], flags=re.M
@@ -302,7 +302,7 @@ def test_a_resellers_offer_says_who_sells_it_and_where_it_runs(fixture_warehouse
     row = resold.iloc[0]
     direct = offers[offers["sold_by"] == offers["provider"]].iloc[0]
     picked = shortlist.from_result(result, offer_keys=[row["offer_key"], direct["offer_key"]])
-    csv_path, xlsx_path, memo_path = shortlist.write(picked, tmp_path / "resold")
+    csv_path, xlsx_path, memo_path, _ = shortlist.write(picked, tmp_path / "resold")
 
     said = "sold by Prime Intellect, runs on Nebius"
     exported = pd.read_csv(csv_path).set_index("offer_key")

@@ -54,6 +54,7 @@ def test_starred_offers_reach_the_shortlist_and_its_csv_is_the_ranking_rows(
         "CSV (the ranking rows)",
         "XLSX workbook",
         "Markdown memo",
+        "Answers template (CSV)",
     ]
     assert url_values(app, "star") == keys, "the shortlist's URL reproduces it too"
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from fabricscope.app.components import read_snapshot, settings_or_stop, stale_mask, status_caption
-from fabricscope.app.providers_view import answer_matrix, evidence_frame, questions_frame
+from fabricscope.app.providers_view import (
+    answer_matrix,
+    evidence_frame,
+    questions_frame,
+    replies_section,
+)
 from fabricscope.app.rank_data import rank_inputs
 from fabricscope.app.tables import RANKED_COLUMN_CONFIG, link
 from fabricscope.evidence.transparency import QUERIES, load_questionnaire
@@ -33,8 +38,10 @@ matrix = answer_matrix(inputs.answers, questionnaire)
 st.subheader("What each provider states")
 st.caption(
     f"The buyer's questionnaire (version {questionnaire.version}) answered from the current "
-    "fabric facts and price lists only. Unknown means no current fact answers it; it never "
-    "counts as yes. The score is the weighted share answered yes (partial counts half)."
+    "fabric facts and price lists, and from the providers' own replies where you entered them "
+    '(marked "(reply)": the provider\'s word, dated the day given). Unknown means nothing '
+    "answers it; it never counts as yes. The score is the weighted share answered yes "
+    "(partial counts half)."
 )
 if matrix.empty:
     st.info(
@@ -50,6 +57,8 @@ else:
     )
 with st.expander("The questions and why they matter"):
     st.dataframe(questions_frame(questionnaire), hide_index=True, width="stretch")
+with st.expander("Enter providers' answers (their replies to the questionnaire)"):
+    replies_section(path, inputs.answers)
 
 if not matrix.empty:
     names = dict(zip(matrix["provider"], matrix["name"], strict=True))

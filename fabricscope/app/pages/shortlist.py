@@ -99,7 +99,7 @@ st.session_state[NOTES] = notes
 
 st.subheader("Downloads")
 files = shortlist_downloads(inputs, path, request, keys, notes)
-left, middle, right = st.columns(3)
+left, middle, right, fourth = st.columns(4)
 left.download_button(
     "CSV (the ranking rows)",
     files.csv,
@@ -123,6 +123,16 @@ right.download_button(
     mime="text/markdown",
     key="sl_memo",
     on_click="ignore",
+)
+fourth.download_button(
+    "Answers template (CSV)",
+    files.answers_template,
+    file_name="fabricscope-shortlist-rfi-answers.csv",
+    mime="text/csv",
+    key="sl_answers",
+    on_click="ignore",
+    help="The open questions, one row per provider: send it with the memo, fill in the "
+    "replies, and import them on the Providers page or with `fabricscope answers import`.",
 )
 
 st.subheader("Questions still open per provider")
