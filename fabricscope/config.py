@@ -59,6 +59,28 @@ def _config_file() -> Path | None:
     return DEFAULT_CONFIG_FILE if DEFAULT_CONFIG_FILE.is_file() else None
 
 
+# crontab numbers its weekdays from Sunday (0 and 7); APScheduler's numbers start on Monday,
+# so a crontab line's numbers are passed on as names ("1-5" is "mon,tue,wed,thu,fri")
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def _crontab_weekdays(field: str) -> str:
+    """A crontab weekday field with its numbers (0-7, ranges, steps) as day names."""
+    items = []
+    for item in field.split(","):
+        match = re.fullmatch(r"(\d+|\*)(?:-(\d+))?(?:/(\d+))?", item)
+        if match is None or item == "*":
+            items.append(item)  # '*' and names read the same in both
+            continue
+        first = 0 if match[1] == "*" else int(match[1])
+        last = 6 if match[1] == "*" else int(match[2]) if match[2] else first
+        step = int(match[3]) if match[3] else 1
+        if last > 7 or first > last or step < 1:
+            raise ValueError(f"weekday {item!r}: crontab weekdays are 0-7 (0 and 7 are Sunday)")
+        items.extend(_WEEKDAYS[day] for day in range(first, last + 1, step))
+    return ",".join(dict.fromkeys(items))
+
+
 def cron_fields(text: str) -> dict[str, str]:
     """A crontab line (minute hour day month weekday), or six fields with seconds first.
 
@@ -75,6 +97,7 @@ def cron_fields(text: str) -> dict[str, str]:
     from apscheduler.triggers.cron import CronTrigger
 
     fields = dict(zip(names, parts, strict=True))
+    fields["day_of_week"] = _crontab_weekdays(fields["day_of_week"])
     try:
         CronTrigger(timezone="UTC", **fields)
     except ValueError as exc:

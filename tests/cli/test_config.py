@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
-from fabricscope.config import ConfigError, load_settings
+from fabricscope.config import ConfigError, cron_fields, load_settings
 from tests.helpers import fabricscope
 
 
@@ -159,3 +161,28 @@ def test_settings_load_without_the_data_libraries():
         env=python_env(), check=False,
     )  # fmt: skip
     assert done.stdout.strip() == "[]", done.stderr
+
+
+@pytest.mark.parametrize(
+    ("line", "weekdays", "next_fire"),
+    [
+        ("0 9 * * 1-5", "mon,tue,wed,thu,fri", "Mon 2026-03-09"),
+        ("0 9 * * 0", "sun", "Sun 2026-03-08"),
+        ("0 9 * * 7", "sun", "Sun 2026-03-08"),
+        ("0 9 * * 6", "sat", "Sat 2026-03-07"),
+        ("0 9 * * */2", "sun,tue,thu,sat", "Sat 2026-03-07"),
+        ("0 9 * * 1,3,5", "mon,wed,fri", "Mon 2026-03-09"),
+        ("0 9 * * mon-fri", "mon-fri", "Mon 2026-03-09"),
+    ],
+)
+def test_crontab_weekdays_count_from_sunday(line, weekdays, next_fire):
+    """crontab's 1-5 is Monday to Friday; APScheduler's own numbers start on Monday."""
+    from apscheduler.triggers.cron import CronTrigger
+
+    fields = cron_fields(line)
+    assert fields["day_of_week"] == weekdays
+    saturday = datetime(2026, 3, 7, 8, 0, tzinfo=UTC)
+    fire = CronTrigger(timezone="UTC", **fields).get_next_fire_time(None, saturday)
+    assert fire.strftime("%a %Y-%m-%d") == next_fire
+    with pytest.raises(ValueError, match="crontab weekdays are 0-7"):
+        cron_fields("0 9 * * 8")
