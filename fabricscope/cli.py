@@ -887,7 +887,8 @@ RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     **OFFER_HEAD,
     "region": _region,
     "days": lambda r: _days(r["time_to_train_h"], r["time_to_train_h_low"]),
-    "cost (USD)": lambda r: _usd(r["cost_usd"], r["cost_usd_low"]),
+    "cost (USD)": lambda r: _usd(r["total_cost_usd"], r["total_cost_usd_low"]),
+    "not priced": lambda r: r.get("costs_unknown"),
     "USD/GPU-h": lambda r: _number(r["price_usd_per_gpu_hour"], 3),
     "MFU": lambda r: _percent(r["mfu"]),
     # days since the source observed the price: replayed recordings are old by design
@@ -896,7 +897,11 @@ RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "fabric (as estimated)": lambda r: r["fabric_estimated_as"],
     "Pareto": lambda r: _yes_no(r["pareto"]),
 }
-RANGE_NOTE = "days and cost: a range where the fabric is unknown, ranked by the worse end"
+RANGE_NOTE = (
+    "days and cost: a range where the fabric is unknown, ranked by the worse end; cost is the "
+    "whole cost (GPUs billed, a reserved term in full, storage, egress), without the parts "
+    '"not priced" names'
+)
 EXCLUDED_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "provider": _seller,
     "offer": lambda r: r["offer_label"],  # GPUs per instance, GPU and fabric as stated
@@ -928,7 +933,7 @@ ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "fits": lambda r: _yes_no(r["fits_memory"]),
 }
 # left out first when a table is wider than the terminal, in this order
-RANK_OPTIONAL = ["Pareto", "price age (d)", "verdict", "region", "MFU"]
+RANK_OPTIONAL = ["Pareto", "price age (d)", "not priced", "verdict", "region", "MFU"]
 EXCLUDED_OPTIONAL = ["USD/GPU-h", "tier", "region"]
 ESTIMATE_OPTIONAL = ["fabric figures", "step (s)", "comm exposed", "GPUs", "verdict"]
 
@@ -1010,10 +1015,39 @@ def rank(
             show_default=False,
         ),
     ] = None,
+    dataset_tb: Annotated[
+        float | None,
+        typer.Option(help="Whole cost: TB of training data kept on storage.", callback=_finite),
+    ] = None,
+    checkpoints_kept: Annotated[
+        int, typer.Option(help="Whole cost: checkpoints kept on storage at once.")
+    ] = 2,
+    egress_tb: Annotated[
+        float | None,
+        typer.Option(
+            help="Whole cost: TB downloaded (default: the trained weights).", callback=_finite
+        ),
+    ] = None,
+    storage_usd_per_tb_month: Annotated[
+        float | None,
+        typer.Option(help="Whole cost: your storage price, for every provider.", callback=_finite),
+    ] = None,
+    egress_usd_per_gb: Annotated[
+        float | None,
+        typer.Option(help="Whole cost: your egress price, for every provider.", callback=_finite),
+    ] = None,
+    support_pct: Annotated[
+        float | None,
+        typer.Option(help="Whole cost: a support plan, as % of the GPU bill.", callback=_finite),
+    ] = None,
+    stated_support: Annotated[
+        bool,
+        typer.Option("--stated-support", help="Whole cost: add each provider's stated plan."),
+    ] = False,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Rank current offers by time-to-train and cost for a workload.
+    """Rank current offers by time-to-train and whole cost for a workload.
 
     Unknown fabrics are estimated at both ends (plain Ethernet to InfiniBand) and ranked by
     the pessimistic end; the JSON output is an object whose "offers" key holds the rows.
@@ -1035,6 +1069,15 @@ def rank(
         time_weight=time_weight,
         fabric_override=what_if_fabric,
         max_price_age_days=max_price_age_days,
+        costs={
+            "dataset_tb": dataset_tb,
+            "checkpoints_kept": checkpoints_kept,
+            "egress_tb": egress_tb,
+            "storage_usd_per_tb_month": storage_usd_per_tb_month,
+            "egress_usd_per_gb": egress_usd_per_gb,
+            "support_pct": support_pct,
+            "include_stated_support": stated_support,
+        },
     )
     if top is not None and top < 0:
         raise UserError(f"--top must be 0 (all rows) or more (got {top})", code=2)

@@ -66,8 +66,8 @@ def time_cost_scatter(offers: pd.DataFrame, providers: Iterable[str]) -> alt.Lay
             "provider": data["provider"],
             "days": data["time_to_train_h"] / 24,
             "days_low": data["time_to_train_h_low"] / 24,
-            "cost_usd": data["cost_usd"],
-            "cost_usd_low": data["cost_usd_low"],
+            "cost_usd": data["total_cost_usd"],
+            "cost_usd_low": data["total_cost_usd_low"],
             "time": [time_text(r) for r in rows],
             "cost": [cost_text(r) for r in rows],
             "fabric": data["fabric_estimated_as"],
@@ -75,7 +75,7 @@ def time_cost_scatter(offers: pd.DataFrame, providers: Iterable[str]) -> alt.Lay
         }
     )
     x = alt.X("days:Q", scale=alt.Scale(type="log"), title="Time to train (days, log)")
-    y = alt.Y("cost_usd:Q", scale=alt.Scale(type="log"), title="Cost (USD, log)")
+    y = alt.Y("cost_usd:Q", scale=alt.Scale(type="log"), title="Whole cost (USD, log)")
     tooltip = ["offer", "time", "cost", "fabric", "pareto"]
     ranges = (
         alt.Chart(frame[frame["days_low"] < frame["days"]])

@@ -200,7 +200,29 @@ def time_text(row: Mapping[str, Any]) -> str:
 
 
 def cost_text(row: Mapping[str, Any]) -> str:
-    return usd(row["cost_usd"], row["cost_usd_low"])
+    """The whole cost (fabricscope/rank/costs.py) as a range; "+ ?" when a part is unpriced."""
+    text = usd(row["total_cost_usd"], row["total_cost_usd_low"])
+    return f"{text} + ?" if not _missing(row.get("costs_unknown")) else text
+
+
+def cost_parts_text(row: Mapping[str, Any]) -> str:
+    """Where the whole cost goes, at the worse end: the GPUs billed, the commitment beyond
+    the run, storage, egress and support; a part nobody prices says so."""
+    parts = [f"GPUs {usd(row['gpu_cost_usd'])}"]
+    if not _missing(row.get("commitment_usd")) and row["commitment_usd"] > 0:
+        parts.append(f"of which the commitment beyond the run {usd(row['commitment_usd'])}")
+    for name, label in (
+        ("storage_usd", "storage"),
+        ("egress_usd", "egress"),
+        ("support_usd", "support"),
+    ):
+        value = row.get(name)
+        if not _missing(value):
+            parts.append(f"{label} {usd(value)}")
+    unknown = row.get("costs_unknown")
+    if not _missing(unknown):
+        parts.append(f"not priced: {unknown}")
+    return "; ".join(parts)
 
 
 def offer_label(row: Mapping[str, Any]) -> str:
@@ -245,6 +267,7 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "price_from": [price_from(r) for r in rows],
             "time_to_train": [time_text(r) for r in rows],
             "cost": [cost_text(r) for r in rows],
+            "cost_parts": [cost_parts_text(r) for r in rows],
             "verdict": offers["verdict"],
             "fabric_estimated_as": offers["fabric_estimated_as"],
             "price_age_days": offers["data_age_days"],

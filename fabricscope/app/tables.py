@@ -35,7 +35,13 @@ RANKED_COLUMN_CONFIG: dict[str, Any] = {
     "pricing_tier": cc.TextColumn("tier"),
     "regions": cc.TextColumn("regions", help="Every region selling this offer at this price"),
     "time_to_train": cc.TextColumn("time to train", help="A range where the fabric is unknown"),
-    "cost": cc.TextColumn("cost", help="A range where the fabric is unknown"),
+    "cost": cc.TextColumn(
+        "whole cost",
+        help="GPUs billed (a reserved term in full), storage and egress at the provider's "
+        "stated prices or yours; a range where the fabric is unknown; '+ ?' where a part is "
+        "priced by nobody",
+    ),
+    "cost_parts": cc.TextColumn("where the cost goes", help="At the worse end"),
     "usd_per_million_tokens": cc.NumberColumn("USD per M tokens", format="%.4f"),
     "mfu": cc.NumberColumn("MFU", format="percent", help="Model FLOPs utilisation, worse end"),
     "fabric_estimated_as": cc.TextColumn("fabric (as estimated)"),

@@ -338,8 +338,17 @@ COLUMNS: dict[str, Column] = {
     "nodes": Column("Nodes", COUNT),
     "time_to_train_h": _in_days("Time to train (days)"),
     "time_to_train_h_low": _in_days("Time to train, best fabric case (days)"),
-    "cost_usd": Column("Cost (USD)", USD),
-    "cost_usd_low": Column("Cost, best fabric case (USD)", USD),
+    "cost_usd": Column("GPU time (USD)", USD),
+    "cost_usd_low": Column("GPU time, best fabric case (USD)", USD),
+    "total_cost_usd": Column("Whole cost (USD)", USD),
+    "total_cost_usd_low": Column("Whole cost, best fabric case (USD)", USD),
+    "gpu_cost_usd": Column("GPUs billed (USD)", USD),
+    "commitment_usd": Column("Commitment beyond the run (USD)", USD),
+    "storage_usd": Column("Storage (USD)", USD),
+    "egress_usd": Column("Egress (USD)", USD),
+    "support_usd": Column("Support (USD)", USD),
+    "costs_unknown": Column("Costs nobody prices"),
+    "cost_basis": Column("How the cost is made"),
     "usd_per_million_tokens": Column("Cost per million tokens (USD)", USD_TENTHS_OF_CENTS),
     "mfu": Column("MFU", PERCENT),
     "verdict": Column("Verdict"),
@@ -422,6 +431,8 @@ SHORTLIST_COLUMNS = (
     "fabric_estimated_as",
     "price_usd_per_gpu_hour",
     "time_to_train_h",
+    "total_cost_usd",
+    "costs_unknown",
     "cost_usd",
     "mfu",
     "comm_fraction_exposed",
@@ -485,8 +496,34 @@ def _days(row: pd.Series) -> str:
 
 
 def _usd(row: pd.Series) -> str:
-    high, low = row["cost_usd"], row["cost_usd_low"]
-    return f"${high:,.0f}" if round(high) == round(low) else f"${low:,.0f}-${high:,.0f}"
+    """The whole cost as a range; '+ ?' where a part of it nobody prices."""
+    high, low = row["total_cost_usd"], row["total_cost_usd_low"]
+    text = f"${high:,.0f}" if round(high) == round(low) else f"${low:,.0f}-${high:,.0f}"
+    unknown = row.get("costs_unknown")
+    return text if unknown is None or pd.isna(unknown) else f"{text} + ?"
+
+
+def _cost_lines(rows: pd.DataFrame) -> list[str]:
+    """Per shortlisted offer: how its whole cost is made, and the parts nobody prices."""
+    lines = [
+        "",
+        "## The whole cost",
+        "",
+        "The cost is the whole cost of the job (the worse end): the GPUs billed, which is the "
+        "run's time unless a reserved term, minimum rental or booking makes it more, plus "
+        "storage for the checkpoints (and the data, if given) and downloading the trained "
+        "weights, at each provider's stated price (reference/provider_costs.csv, sourced) or "
+        'the price given with the request. "+ ?" marks a part nobody prices: ask for it.',
+        "",
+    ]
+    for _, row in rows.iterrows():
+        unknown = row.get("costs_unknown")
+        asked = "" if unknown is None or pd.isna(unknown) else f" **Not priced: {unknown}.**"
+        lines.append(
+            f"- {_md(row['provider'])} `{_md(row['instance_type'])}`: "
+            f"${row['total_cost_usd']:,.0f} ({_md(row['cost_basis'])}).{asked}"
+        )
+    return lines
 
 
 def _md(value: Any) -> str:
@@ -562,6 +599,7 @@ def memo(shortlist: Shortlist) -> str:
             + "; ".join(_md(p) for p in old_prices)
             + ". Ask each provider for a current quote before deciding.",
         ]
+    lines += _cost_lines(rows)
     best = rows.iloc[0]
     lines += [
         "",

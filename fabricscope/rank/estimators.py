@@ -71,6 +71,18 @@ PRICE_COLUMNS = (
     "score",
 )
 TAIL_COLUMNS = ("notes", "offer_key", "snapshot_id")
+# the whole cost of the job and its parts (fabricscope/rank/costs.py), whatever the estimator
+COST_COLUMNS = (
+    "total_cost_usd",
+    "total_cost_usd_low",
+    "gpu_cost_usd",
+    "commitment_usd",
+    "storage_usd",
+    "egress_usd",
+    "support_usd",
+    "costs_unknown",
+    "cost_basis",
+)
 
 
 class Estimator(Protocol):
@@ -83,7 +95,8 @@ class Estimator(Protocol):
     """
 
     kind: ClassVar[str]  # the Workload.kind it estimates
-    # a ranked row's columns, in order: OFFER_COLUMNS, the estimator's outputs, FABRIC_...
+    # a ranked row's columns, in order: OFFER_COLUMNS, the estimator's outputs, COST_COLUMNS,
+    # FABRIC_COLUMNS, PRICE_COLUMNS, TAIL_COLUMNS
     columns: ClassVar[tuple[str, ...]]
     # the row's time in hours at the slower and the faster fabric end: what deadlines, the
     # blend score, the Pareto front and the order of equal scores read (lower is better)
@@ -147,6 +160,7 @@ class TrainingEstimator:
         "fabric_share_of_comm",
         "layout",
         "memory_gb_per_gpu",
+        *COST_COLUMNS,
         *FABRIC_COLUMNS,
         *PRICE_COLUMNS,
         *STEP_PARTS,

@@ -39,6 +39,7 @@ from fabricscope.evidence import transparency
 from fabricscope.evidence.calibrate import ALL_REDUCE_SQL, all_reduce_by_provider
 from fabricscope.model.workload import Workload
 from fabricscope.rank import catalog
+from fabricscope.rank.costs import CostInputs, whole_cost
 from fabricscope.rank.estimators import TRAINING, Estimator, estimator_for
 from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import SnapshotInfo, read_frames
@@ -131,6 +132,10 @@ class RankRequest(BaseModel):
     )
     max_price_age_days: float | None = Field(
         default=None, gt=0, le=36500, description="leave out prices observed longer ago"
+    )
+    costs: CostInputs = Field(
+        default_factory=CostInputs,
+        description="the job's storage, downloads and support, for its whole cost",
     )
 
     @field_validator("gpu_counts")
@@ -401,7 +406,7 @@ def rank_offers(
         )
         frame = frame.drop_duplicates("offer_key").reset_index(drop=True)
         frame["rank"] = np.arange(1, len(frame) + 1)
-        frame["pareto"] = _pareto(frame[estimator.time], frame["cost_usd"])
+        frame["pareto"] = _pareto(frame[estimator.time], frame["total_cost_usd"])
         frame["data_age_days"] = [
             _age_days(now, observed) for observed in frame["price_observed_at"]
         ]
@@ -431,16 +436,21 @@ def rank_offers(
     )
 
 
-# the ranked columns that hold a day (not a time), and read back as one from the warehouse
+# ranked columns that may be unknown (None) in every row, typed as they read back from the
+# warehouse: days as datetime64 (NaT where unknown), amounts as floats (NaN where unknown)
 DATE_COLUMNS = ("quote_valid_until",)
+FLOAT_COLUMNS = ("commitment_usd", "storage_usd", "egress_usd", "support_usd")
 
 
 def as_dates(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with its DATE_COLUMNS as datetime64 (NaT where unknown), however they were
-    read: from a ranking (dates or None) or from the stored estimates."""
+    """``frame`` with its DATE_COLUMNS and FLOAT_COLUMNS typed alike however they were read:
+    from a ranking (dates, numbers or None) or from the stored estimates."""
     for name in DATE_COLUMNS:
         if name in frame.columns:
             frame[name] = pd.to_datetime(frame[name]).astype("datetime64[us]")
+    for name in FLOAT_COLUMNS:
+        if name in frame.columns:
+            frame[name] = pd.to_numeric(frame[name], errors="coerce").astype(float)
     return frame
 
 
@@ -926,6 +936,13 @@ def _estimate(
             worse_end = row["optimistic"]
         rented = row["nodes"] * row["gpus_per_node"]  # whole nodes
         outputs = estimator.row(job, row, slow, fast, rented)
+        if outputs["has_plan"]:  # the whole cost (rank/costs.py), from the offer's terms
+            whole = whole_cost(
+                {**row, **outputs}, job, request.costs, estimator.time, estimator.time_low
+            )
+            outputs |= whole
+            outputs["notes"] = [*outputs["notes"], *whole.pop("cost_notes")]
+            del outputs["cost_notes"]
         entry = {
             **{c: row.get(c) for c in estimator.columns if c in row},
             **outputs,
@@ -995,9 +1012,9 @@ def _result_reason(
 ) -> str | None:
     if not row["has_plan"]:
         return estimator.no_plan_reason(request.workload, row)
-    if request.max_budget_usd and row["cost_usd_low"] > request.max_budget_usd:
+    if request.max_budget_usd and row["total_cost_usd_low"] > request.max_budget_usd:
         return (
-            f"costs at least ${row['cost_usd_low']:,.0f}, over the "
+            f"costs at least ${row['total_cost_usd_low']:,.0f} in all, over the "
             f"${request.max_budget_usd:,.0f} budget"
         )
     if request.deadline_hours and row[estimator.time_low] > request.deadline_hours:
@@ -1020,7 +1037,7 @@ def _note_limits(
     """Rows kept because their optimistic end meets the budget or deadline say so when
     their pessimistic end does not."""
     for row in rows:
-        if request.max_budget_usd and row["cost_usd"] > request.max_budget_usd:
+        if request.max_budget_usd and row["total_cost_usd"] > request.max_budget_usd:
             row["notes"].append("may exceed the budget at the pessimistic end")
         if request.deadline_hours and row[estimator.time] > request.deadline_hours:
             row["notes"].append("may miss the deadline at the pessimistic end")
@@ -1030,7 +1047,7 @@ def _note_limits(
 def _scores(frame: pd.DataFrame, request: RankRequest, estimator: Estimator) -> pd.Series:
     """Lower is better, at the pessimistic end. Blend: weighted time and cost, each over
     the best among every (offer, GPU count) candidate."""
-    time, cost = frame[estimator.time].astype(float), frame["cost_usd"].astype(float)
+    time, cost = frame[estimator.time].astype(float), frame["total_cost_usd"].astype(float)
     if request.objective == "time":
         return time / time.min()
     if request.objective == "cost":
@@ -1087,6 +1104,9 @@ def _providers(frame: pd.DataFrame, estimator: Estimator) -> pd.DataFrame:
         estimator.time_low,
         "cost_usd",
         "cost_usd_low",
+        "total_cost_usd",
+        "total_cost_usd_low",
+        "costs_unknown",
         "verdict",
         "fabric_estimated_as",
         "fabric_range",

@@ -368,6 +368,7 @@ REFERENCE_TABLES: tuple[str, ...] = (
     "instance_gpus",
     "fabric_product_lines",
     "gemm_ceilings",
+    "provider_costs",
 )
 
 

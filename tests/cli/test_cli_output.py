@@ -36,7 +36,7 @@ def test_a_ranking_at_100_columns_shows_every_number_whole(fixture_warehouse):
     assert len(offers) > 20
     for offer in offers[:20]:
         days = [f"{offer[k] / 24:,.1f}" for k in ("time_to_train_h_low", "time_to_train_h")]
-        costs = [f"{offer[k]:,.0f}" for k in ("cost_usd_low", "cost_usd")]
+        costs = [f"{offer[k]:,.0f}" for k in ("total_cost_usd_low", "total_cost_usd")]
         for token in {*days, *costs}:
             assert lines_holding(table, token), (token, offer["offer_key"])
     # days with one decimal and whole dollars only: no hours, no raw fractions, no NULL

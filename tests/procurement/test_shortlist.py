@@ -140,13 +140,19 @@ def test_the_workbook_reads_as_a_buyer_would(written):
     ]
     assert {"Who you pay", "Offer id", "Price per GPU-hour (USD)"} <= set(headers)
     assert "Time to train (days)" in headers
-    assert {"Cost (USD)", "MFU", "Exposed communication (share of step)", "Verdict"} <= set(headers)
+    assert {
+        "Whole cost (USD)",
+        "GPU time (USD)",
+        "MFU",
+        "Exposed communication (share of step)",
+        "Verdict",
+    } <= set(headers)
     rest = [cell.value for cell in details[1]]
     assert rest[:3] == headers[:3]
     assert sorted(headers + rest[3:]) == sorted(shortlist.column(c).header for c in RANKED_COLUMNS)
 
     formats = {cell.value: main.cell(row=2, column=cell.column).number_format for cell in main[1]}
-    assert formats["Cost (USD)"] == '"$"#,##0'
+    assert formats["Whole cost (USD)"] == '"$"#,##0'
     assert formats["Price per GPU-hour (USD)"] == '"$"#,##0.00'
     assert formats["Time to train (days)"] == "#,##0.0"
     assert formats["MFU"] == "0%"

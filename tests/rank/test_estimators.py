@@ -16,6 +16,7 @@ import pytest
 from fabricscope.model.workload import Workload
 from fabricscope.model.workloads import preset
 from fabricscope.rank.estimators import (
+    COST_COLUMNS,
     ESTIMATORS,
     FABRIC_COLUMNS,
     OFFER_COLUMNS,
@@ -47,6 +48,7 @@ class BatchEstimator:
         "cost_usd",
         "cost_usd_low",
         "verdict",
+        *COST_COLUMNS,
         *FABRIC_COLUMNS,
         *PRICE_COLUMNS,
         *TAIL_COLUMNS,
@@ -149,7 +151,10 @@ def test_another_estimator_ranks_with_the_rankings_own_exclusions_ranges_and_fro
     assert rows["pareto"].map(bool).to_dict() == {"ib": True, "mystery": False, "dear": False}
     assert {"hours", "hours_low"} <= set(result.providers.columns)
     assert result.providers["provider"].tolist() == ["ib", "dear", "mystery"]
-    # a budget excludes on the estimator's cost at its better end
-    tight = rank_offers(offers, batch_request((64,), max_budget_usd=rows.loc["ib", "cost_usd"]))
+    # the whole cost adds to the estimator's cost; a budget excludes on it at the better end
+    assert (rows["total_cost_usd"] >= rows["cost_usd"]).all()
+    tight = rank_offers(
+        offers, batch_request((64,), max_budget_usd=rows.loc["ib", "total_cost_usd"])
+    )
     assert "dear" in set(tight.excluded["provider"])
     assert "over the" in tight.excluded.set_index("provider").loc["dear", "reason"]

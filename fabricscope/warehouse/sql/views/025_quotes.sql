@@ -70,7 +70,12 @@ select
     q.valid_until as quote_valid_until,
     q.sold_by as quote_sold_by,
     q.source as quote_source,
-    q.available_from as quote_available_from
+    q.available_from as quote_available_from,
+    q.term_months as quote_term_months,
+    q.min_commit_gpus as quote_min_commit_gpus,
+    q.min_commit_months as quote_min_commit_months,
+    q.booked_from as quote_booked_from,
+    q.booked_to as quote_booked_to
 from quotes as q
 left join providers as p on q.provider = p.provider
 left join gpus as g on q.gpu_model = g.gpu_model;
