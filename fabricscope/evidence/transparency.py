@@ -809,7 +809,9 @@ def answers(
             replies[(str(row["provider"]), str(row["question_id"]))] = row
 
     result: list[Answer] = []
-    for provider in sorted(facts.keys() | prices.keys() | {p for p, _ in replies}):
+    asked = {q.id for q in questionnaire.questions}  # replies to other RFI items: not scored
+    replied = {p for p, question in replies if question in asked}
+    for provider in sorted(facts.keys() | prices.keys() | replied):
         data = _ProviderData(tuple(facts.get(provider, ())), tuple(prices.get(provider, ())))
         for question in questionnaire.questions:
             decision = RULES[question.id](data)

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from fabricscope.evidence.transparency import Answer, AnswerValue, load_questionnaire
 from fabricscope.procurement import entries
+from fabricscope.procurement.acceptance import AcceptanceTest, checklist
 from fabricscope.procurement.entries import RowError, Template, blank_to_none, validation_errors
 from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import read_frame
@@ -52,19 +53,34 @@ class EnteredAnswer:
 def template_rows(
     providers: Iterable[str], answers: Sequence[Answer] = (), open_only: bool = True
 ) -> list[dict[str, Any]]:
-    """One row per provider and question to ask (with ``open_only``, those not answered yes
-    by the warehouse's facts or an earlier reply), the answer's cells empty."""
+    """One row per provider and item to ask, the answer's cells empty: the questionnaire's
+    questions (with ``open_only``, those not answered yes by the warehouse's facts or an
+    earlier reply), then the acceptance tests and the contract terms (acceptance.json)."""
     questionnaire = load_questionnaire()
     known = {(a.provider, a.question_id): a.value for a in answers}
+    items = checklist()
     rows = []
     for provider in providers:
-        for question in questionnaire.questions:
-            if open_only and known.get((provider, question.id)) is AnswerValue.YES:
-                continue
+        asked = [
+            (q.id, q.text)
+            for q in questionnaire.questions
+            if not (open_only and known.get((provider, q.id)) is AnswerValue.YES)
+        ]
+        asked += [(test.id, acceptance_question(test)) for test in items.tests]
+        asked += [(term.id, term.question) for term in items.terms]
+        for question_id, text in asked:
             row = dict.fromkeys(TEMPLATE_COLUMNS, "")
-            row |= {"provider": provider, "question_id": question.id, QUESTION_TEXT: question.text}
+            row |= {"provider": provider, "question_id": question_id, QUESTION_TEXT: text}
             rows.append(row)
     return rows
+
+
+def acceptance_question(test: AcceptanceTest) -> str:
+    """An acceptance test as the RFI asks it."""
+    return (
+        f"Before acceptance, will you demonstrate {test.demonstrate}? How: {test.how}. "
+        f"Pass: {test.threshold}."
+    )
 
 
 def template_csv(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -92,13 +108,13 @@ def check(raw: Mapping[str, Any], where: str) -> RfiAnswer | list[RowError]:
         answer = RfiAnswer.model_validate(values)
     except ValidationError as exc:
         return validation_errors(exc, where)
-    ids = [q.id for q in load_questionnaire().questions]
+    ids = [*(q.id for q in load_questionnaire().questions), *checklist().ids]
     if answer.question_id not in ids:
         return [
             RowError(
                 where,
                 "question_id",
-                f"no question {answer.question_id!r} in the questionnaire; one of {', '.join(ids)}",
+                f"no question {answer.question_id!r} in the RFI; one of {', '.join(ids)}",
             )
         ]
     return answer

@@ -37,7 +37,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from fabricscope.evidence import transparency
 from fabricscope.model.scaling import FAILURE_PART, ModelConstants
 from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
-from fabricscope.procurement import rfi
+from fabricscope.procurement import acceptance, rfi
 from fabricscope.rank import ranking
 
 SENSITIVITY_CLASSES = ("infiniband", "ethernet")
@@ -660,6 +660,7 @@ def memo(shortlist: Shortlist) -> str:
             known = f" (what we know: {answer.value.value}; {answer.reason})" if answer else ""
             lines.append(f"{number}. {question.text}{known}")
         lines.append("")
+    lines += _acceptance_lines(shortlist)
     lines += ["## Sources", ""]
     for _, row in rows.iterrows():
         price_seen = _md(_date(row["price_observed_at"]))
@@ -690,6 +691,61 @@ def memo(shortlist: Shortlist) -> str:
         )
     lines += ["", f"Snapshot {shortlist.snapshot_id}; notes per offer are in the CSV and XLSX.", ""]
     return "\n".join(lines)
+
+
+def _acceptance_lines(shortlist: Shortlist) -> list[str]:
+    """Per shortlisted offer: what the provider must demonstrate before acceptance, the
+    threshold for that offer, and pass or fail where the buyer measured it; then the
+    contract terms that cost money, with each provider's reply where it gave one."""
+    items = acceptance.checklist()
+    moe = shortlist.result.request.workload.moe is not None
+    replies = {(r["provider"], r["question_id"]): r for r in shortlist.result.replies}
+    lines = [
+        "## Before you accept the cluster",
+        "",
+        "What each provider should demonstrate on the delivered cluster before you accept it "
+        f"(acceptance.json, version {items.version}; each test cites where the practice comes "
+        "from). Send the nccl-tests output to `fabricscope calibrate`: the all-reduce is then "
+        "passed or failed here against the threshold for the offer's stated fabric.",
+        "",
+    ]
+    for _, row in shortlist.rows.iterrows():
+        provider = str(row["provider"])
+        lines += [
+            f"### {_md(provider)} `{_md(row['instance_type'])}` ({row['nodes']} nodes)",
+            "",
+            "| test | pass when | status |",
+            "|---|---|---|",
+        ]
+        for verdict in acceptance.verdicts(row, shortlist.result.calibrations, moe):
+            reply = replies.get((provider, verdict.test.id))
+            said = (
+                f"; the provider answered {reply['value']} on {_date(reply['answered_on'])}"
+                if reply
+                else ""
+            )
+            lines.append(
+                f"| {_md(verdict.test.demonstrate)} ({_md(verdict.test.how)}) | "
+                f"{_md(verdict.threshold)} | **{verdict.status}**: {_md(verdict.detail)}{said} |"
+            )
+        lines.append("")
+    lines += [
+        "## Contract terms that cost money",
+        "",
+        "Ask each provider; they are rows of the answers template too.",
+        "",
+    ]
+    for term in items.terms:
+        lines.append(f"- **{_md(term.question)}** {_md(term.why)} (Source: {_md(term.source)}.)")
+        for provider in shortlist.open_questions:
+            reply = replies.get((provider, term.id))
+            if reply:
+                lines.append(
+                    f"  - {_md(ranking.provider_name(provider))} answered on "
+                    f"{_date(reply['answered_on'])} ({_md(reply['answered_by'])}): "
+                    f'"{_md(reply["answer"])}"'
+                )
+    return [*lines, ""]
 
 
 def _replies(shortlist: Shortlist, provider: str) -> list[str]:

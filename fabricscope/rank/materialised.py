@@ -212,6 +212,7 @@ def materialised_result(
         catalog=inputs.catalog,
         calibrations=dict(inputs.calibrations),
         answers=inputs.answers,
+        replies=inputs.replies,
         profiles_estimated=int(profiles),
         as_of=now,
         stored_at=computed_at.astimezone(UTC),

@@ -210,6 +210,9 @@ class RankResult:
     merged: Mapping[str, str] = field(default_factory=dict)
     calibrations: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     answers: tuple[transparency.Answer, ...] = ()
+    # the providers' current replies to the RFI (rfi_answers_current rows: the questionnaire's
+    # questions, the acceptance tests and the contract terms)
+    replies: tuple[Mapping[str, Any], ...] = ()
     # how the model was run: distinct hardware profiles estimated, and the seconds it took
     profiles_estimated: int = 0
     model_seconds: float = 0.0
@@ -242,6 +245,7 @@ class RankResult:
                 self.catalog, request, self.snapshot, self.calibrations, self.as_of, scores
             ),
             answers=self.answers,
+            replies=self.replies,
         )
 
 
@@ -273,6 +277,7 @@ class RankInputs:
     catalog: pd.DataFrame
     calibrations: Mapping[tuple[str, str], Mapping[str, Any]]
     answers: tuple[transparency.Answer, ...]
+    replies: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def transparency_scores(self) -> dict[str, float]:
@@ -299,6 +304,7 @@ def read_inputs(warehouse: Path) -> RankInputs:
         with_offer_identity(frames["offers"]),
         all_reduce_by_provider(frames["calibrations"]),
         tuple(transparency.answers(facts)),
+        tuple(frames["t_rfi"].to_dict("records")),
     )
 
 
@@ -319,7 +325,7 @@ def rank(
         now=now,
         transparency_scores=inputs.transparency_scores,
     )
-    return replace(result, answers=inputs.answers)
+    return replace(result, answers=inputs.answers, replies=inputs.replies)
 
 
 def rank_offers(

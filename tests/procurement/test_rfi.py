@@ -17,7 +17,7 @@ import pytest
 from fabricscope.app.providers_view import answer_matrix
 from fabricscope.evidence import transparency
 from fabricscope.model.workloads import preset
-from fabricscope.procurement import entries, rfi, shortlist
+from fabricscope.procurement import acceptance, entries, rfi, shortlist
 from fabricscope.rank.ranking import RankRequest, rank
 from fabricscope.warehouse.db import current_snapshot
 from tests.helpers import fabricscope
@@ -53,10 +53,12 @@ def test_the_template_asks_only_what_the_evidence_leaves_open(warehouse):
     answers = transparency.answers(warehouse)
     open_ids = [q.id for q in transparency.open_questions(answers, "lambda")]
     rows = rfi.template_rows(["lambda"], answers)
-    assert [r["question_id"] for r in rows] == open_ids and open_ids
+    # the open questions, then what to demonstrate before acceptance and the contract terms
+    checklist = list(acceptance.checklist().ids)
+    assert [r["question_id"] for r in rows] == [*open_ids, *checklist] and open_ids
     assert all(r["question"] and not r["value"] for r in rows)
     every = rfi.template_rows(["lambda"], answers, open_only=False)
-    assert len(every) == len(transparency.load_questionnaire().questions)
+    assert len(every) == len(transparency.load_questionnaire().questions) + len(checklist)
     header = next(csv.reader(io.StringIO(rfi.template_csv(rows))))
     assert header[:3] == ["provider", "question_id", "question"]
 
@@ -166,7 +168,8 @@ def test_the_memo_says_what_was_answered_by_whom_and_when_and_sends_the_template
     assert question.id not in {r["question_id"] for r in sent}  # answered yes: not asked again
     assert {r["provider"] for r in sent} == {"lambda"}
     assert [r["question_id"] for r in sent] == [
-        q.id for q in transparency.open_questions(chosen.answers, "lambda")
+        *(q.id for q in transparency.open_questions(chosen.answers, "lambda")),
+        *acceptance.checklist().ids,
     ]
 
 
