@@ -24,6 +24,7 @@ navigation = st.navigation(
         st.Page(PAGES / "providers.py", title="Providers", icon="🏢"),
         st.Page(PAGES / "calibrate.py", title="Calibrate", icon="📏"),
         st.Page(PAGES / "shortlist.py", title="Shortlist", icon="⭐"),
+        st.Page(PAGES / "quotes.py", title="Quotes", icon="📨"),
         st.Page(PAGES / "reference.py", title="GPUs and fabrics", icon="🧮"),
         st.Page(PAGES / "sql.py", title="SQL", icon="🔎"),
     ]

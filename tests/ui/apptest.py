@@ -21,6 +21,7 @@ PAGES = [
     "pages/providers.py",
     "pages/calibrate.py",
     "pages/shortlist.py",
+    "pages/quotes.py",
     "pages/reference.py",
     "pages/sql.py",
 ]
