@@ -22,6 +22,7 @@ Every number comes from one ranking of one snapshot, whose id every file names.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -259,6 +260,80 @@ def _sheet_name(provider: str, used: set[str]) -> str:
     return name
 
 
+# at most this many offers side by side: a buyer compares a few, not the whole list
+SIDE_BY_SIDE_MAX = 4
+
+
+def _money(high: Any, low: Any = None) -> str:
+    if high is None or pd.isna(high):
+        return "not priced"
+    if low is None or pd.isna(low) or round(float(low)) == round(float(high)):
+        return f"${float(high):,.0f}"
+    return f"${float(low):,.0f}-${float(high):,.0f}"
+
+
+def side_by_side(shortlist: Shortlist) -> pd.DataFrame:
+    """The first SIDE_BY_SIDE_MAX shortlisted offers in columns, one row per thing a buyer
+    weighs: what it is, its fabric and the evidence for it, time, the whole cost and its parts,
+    the questions still open and what acceptance stands at."""
+    moe = shortlist.result.request.workload.moe is not None
+    items: dict[str, list[str]] = {}
+    headers = []
+    for _, row in shortlist.rows.head(SIDE_BY_SIDE_MAX).iterrows():
+        provider = str(row["provider"])
+        headers.append(f"#{row['rank']} {ranking.provider_name(provider)} {row['instance_type']}")
+        evidence = (
+            "not stated by any source"
+            if pd.isna(row["fabric_class"])
+            else f"{row['fabric_class']}, {row.get('fabric_source_grade') or 'ungraded'} "
+            f"evidence dated {_date(row.get('fabric_source_date')) or 'unknown'} "
+            f"({row['fabric_source_url']})"
+        )
+        questions = shortlist.open_questions.get(provider, [])
+        checks = acceptance.verdicts(row, shortlist.result.calibrations, moe)
+        all_reduce = next((v for v in checks if v.test.id == "nccl_all_reduce"), None)
+        unknown = row.get("costs_unknown")
+        values = {
+            "Who you pay": str(row["sold_and_run_by"]),
+            "Offer": str(row["offer_label"]),
+            "GPUs": f"{row['gpus']:,} ({row['nodes']:,} nodes of {row['gpus_per_node']})",
+            "Price": f"${row['price_usd_per_gpu_hour']:,.2f} per GPU-hour, "
+            f"{row['pricing_tier']}"
+            + (
+                f", your quote {row['quote_id']}"
+                if row.get("price_obtained_by") == "quote"
+                else f", {row['price_obtained_by']}"
+            ),
+            "Fabric (as estimated)": str(row["fabric_estimated_as"]),
+            "Fabric evidence": evidence,
+            "Time to train": _days(row) + " days",
+            "Whole cost": _money(row["total_cost_usd"], row["total_cost_usd_low"])
+            + ("" if unknown is None or pd.isna(unknown) else " + ?"),
+            "GPUs billed": _money(row["gpu_cost_usd"]),
+            "Commitment beyond the run": _money(row["commitment_usd"]),
+            "Storage": _money(row["storage_usd"]),
+            "Egress": _money(row["egress_usd"]),
+            "Support": _money(row["support_usd"])
+            if not pd.isna(row["support_usd"])
+            else "not included",
+            "Verdict": str(row["verdict"]),
+            "Exposed communication": f"{row['comm_fraction_exposed']:.0%} of the step",
+            "Transparency score": "unknown"
+            if pd.isna(row["transparency_score"])
+            else f"{row['transparency_score']:.2f}",
+            "Questions still open": f"{len(questions)}: "
+            + (", ".join(q.id for q in questions) or "none"),
+            "Acceptance: all-reduce": "not needed (one node)"
+            if all_reduce is None
+            else f"{all_reduce.status}: {all_reduce.threshold}",
+        }
+        for name, value in values.items():
+            items.setdefault(name, []).append(value)
+    frame = pd.DataFrame(items, index=headers).T
+    frame.index.name = "what"
+    return frame.reset_index()
+
+
 def _write_xlsx(shortlist: Shortlist, path: Path) -> None:
     rows = csv_frame(shortlist)
     decisive = [column for column in SHORTLIST_COLUMNS if column in rows.columns]
@@ -269,6 +344,7 @@ def _write_xlsx(shortlist: Shortlist, path: Path) -> None:
         "assumptions": (assumptions(shortlist), 0),
         "transparency": (answers_frame(shortlist), 0),
         "fabric sensitivity": (shortlist.sensitivity, 0),
+        "side by side": (side_by_side(shortlist), 0),
     }
     used = set(sheets)
     for provider in shortlist.open_questions:
@@ -445,7 +521,11 @@ HEADER_WIDTH = 24  # a longer header wraps rather than widening its column
 
 def column(name: str) -> Column:
     """The column's header and format; a column without an entry reads as its name."""
-    return COLUMNS.get(name, Column(name.replace("_", " ").capitalize()))
+    if name in COLUMNS:
+        return COLUMNS[name]
+    if not re.fullmatch(r"[a-z0-9_]+", name):
+        return Column(name)  # already a heading (an offer's, side by side)
+    return Column(name.replace("_", " ").capitalize())
 
 
 def _excel_frame(frame: pd.DataFrame) -> pd.DataFrame:

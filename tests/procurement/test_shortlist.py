@@ -94,6 +94,7 @@ def test_the_workbook_holds_every_sheet_and_the_same_rows(written):
         "assumptions",
         "transparency",
         "fabric sensitivity",
+        "side by side",
         *[f"RFI {p}" for p in providers],
     ]
     assert_same_rows(rows_of_the_workbook(xlsx_path), picked.rows)
@@ -330,3 +331,30 @@ def test_a_resellers_offer_says_who_sells_it_and_where_it_runs(fixture_warehouse
     assert said in questions and "ask Prime Intellect for the quote" in questions
     assert "not one Nebius published" in questions
     assert f"({said}): price" in text.split("## Sources", 1)[1]
+
+
+def test_side_by_side_puts_up_to_four_offers_in_columns(written):
+    picked, (_, xlsx_path, _, _) = written
+    frame = shortlist.side_by_side(picked)
+    rows = picked.rows.head(shortlist.SIDE_BY_SIDE_MAX)
+    assert list(frame.columns[1:]) == [
+        f"#{r['rank']} {ranking.provider_name(r['provider'])} {r['instance_type']}"
+        for _, r in rows.iterrows()
+    ]
+    what = list(frame["what"])
+    for needed in (
+        "Fabric evidence",
+        "Time to train",
+        "Whole cost",
+        "GPUs billed",
+        "Storage",
+        "Questions still open",
+        "Acceptance: all-reduce",
+    ):
+        assert needed in what
+    cost = frame.set_index("what").loc["Whole cost"].iloc[0]
+    first = rows.iloc[0]
+    assert cost.startswith(f"${first['total_cost_usd_low']:,.0f}".split(".")[0][:4])
+    sheet = pd.read_excel(xlsx_path, sheet_name="side by side")
+    assert list(sheet.columns) == ["What", *frame.columns[1:]]
+    assert sheet.set_index("What").loc["Time to train"].iloc[0].endswith(" days")

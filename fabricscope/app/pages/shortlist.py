@@ -84,6 +84,17 @@ st.dataframe(
     column_config=RANKED_COLUMN_CONFIG,
 )
 
+st.subheader("Side by side")
+if len(chosen.rows) < 2:
+    st.caption("Star two to four offers to compare them in columns.")
+else:
+    if len(chosen.rows) > shortlisting.SIDE_BY_SIDE_MAX:
+        st.caption(
+            f"The first {shortlisting.SIDE_BY_SIDE_MAX} by rank; the workbook's "
+            "'side by side' sheet holds the same."
+        )
+    st.dataframe(shortlisting.side_by_side(chosen), hide_index=True, width="stretch", key="sl_side")
+
 st.subheader("Notes")
 notes: dict[str, str] = st.session_state.setdefault(NOTES, {})
 edited = st.data_editor(
