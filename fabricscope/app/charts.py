@@ -136,3 +136,42 @@ def gpu_memory_compute_scatter(gpus: pd.DataFrame) -> alt.Chart:
             tooltip=["gpu_model", "vendor", "memory_gb", "bf16_dense_tflops"],
         )
     )
+
+
+def curve_chart(curves: pd.DataFrame, axis: str, measure: str) -> alt.Chart:
+    """One line per shortlisted offer (fabricscope/rank/curves.py): days or whole cost
+    (``measure``: "days" or "cost") against the GPU count or the Gb/s per GPU (``axis``:
+    "gpus" or "gbps_per_gpu"), at the worse end, with the verdict and exposed communication
+    in the tooltip. Both axes are logarithmic."""
+    data = curves[curves["axis"] == axis]
+    frame = pd.DataFrame(
+        {
+            "offer": [
+                f"{p} {t}" for p, t in zip(data["provider"], data["instance_type"], strict=True)
+            ],
+            "x": data["x"].astype(float),
+            "days": data["time_to_train_h"].astype(float) / 24,
+            "cost": data["total_cost_usd"].astype(float),
+            "verdict": data["verdict"],
+            "exposed": data["comm_fraction_exposed"].astype(float),
+        }
+    )
+    x_title = "GPUs (log)" if axis == "gpus" else "Inter-node bandwidth per GPU (Gb/s, log)"
+    y_title = "Time to train (days, log)" if measure == "days" else "Whole cost (USD, log)"
+    return (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("x:Q", scale=alt.Scale(type="log"), title=x_title),
+            y=alt.Y(f"{measure}:Q", scale=alt.Scale(type="log"), title=y_title),
+            color=alt.Color("offer:N", title="offer"),
+            tooltip=[
+                "offer",
+                alt.Tooltip("x:Q", title="GPUs" if axis == "gpus" else "Gb/s per GPU"),
+                alt.Tooltip("days:Q", format=",.1f"),
+                alt.Tooltip("cost:Q", format="$,.0f", title="whole cost"),
+                "verdict",
+                alt.Tooltip("exposed:Q", format=".0%", title="exposed communication"),
+            ],
+        )
+    )

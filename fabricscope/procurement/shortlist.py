@@ -25,7 +25,7 @@ import os
 import re
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from fabricscope.evidence import transparency
 from fabricscope.model.scaling import FAILURE_PART, ModelConstants
 from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
 from fabricscope.procurement import acceptance, rfi
+from fabricscope.rank import curves as curving
 from fabricscope.rank import ranking
 
 SENSITIVITY_CLASSES = ("infiniband", "ethernet")
@@ -60,6 +61,8 @@ class Shortlist:
     scores: dict[str, transparency.ProviderScore]
     open_questions: dict[str, list[transparency.Question]]
     sensitivity: pd.DataFrame  # per row: time and cost on each SENSITIVITY_CLASSES fabric
+    # time and whole cost against GPU count and bandwidth per GPU (fabricscope/rank/curves.py)
+    curves: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def snapshot_id(self) -> int | None:
@@ -107,7 +110,15 @@ def from_result(
     questions = {
         p: transparency.open_questions(answers, p) if p in scores else [] for p in providers
     }
-    return Shortlist(result, rows, answers, scores, questions, _sensitivity(result, rows))
+    return Shortlist(
+        result,
+        rows,
+        answers,
+        scores,
+        questions,
+        _sensitivity(result, rows),
+        curving.curves(result, list(rows["offer_key"])),
+    )
 
 
 def _sensitivity(result: ranking.RankResult, rows: pd.DataFrame) -> pd.DataFrame:
@@ -345,6 +356,7 @@ def _write_xlsx(shortlist: Shortlist, path: Path) -> None:
         "transparency": (answers_frame(shortlist), 0),
         "fabric sensitivity": (shortlist.sensitivity, 0),
         "side by side": (side_by_side(shortlist), 0),
+        "curves": (shortlist.curves, 0),
     }
     used = set(sheets)
     for provider in shortlist.open_questions:
@@ -416,6 +428,9 @@ COLUMNS: dict[str, Column] = {
     "time_to_train_h_low": _in_days("Time to train, best fabric case (days)"),
     "cost_usd": Column("GPU time (USD)", USD),
     "cost_usd_low": Column("GPU time, best fabric case (USD)", USD),
+    "axis": Column("Curve (GPU count or bandwidth)"),
+    "x": Column("GPUs, or Gb/s per GPU", ONE_DECIMAL),
+    "assumed": Column("Assumed for the curve"),
     "total_cost_usd": Column("Whole cost (USD)", USD),
     "total_cost_usd_low": Column("Whole cost, best fabric case (USD)", USD),
     "gpu_cost_usd": Column("GPUs billed (USD)", USD),
@@ -583,6 +598,54 @@ def _usd(row: pd.Series) -> str:
     return text if unknown is None or pd.isna(unknown) else f"{text} + ?"
 
 
+def _curve_lines(shortlist: Shortlist) -> list[str]:
+    """Per shortlisted offer: days and whole cost against the GPU count (with the verdict),
+    then against the inter-node bandwidth per GPU."""
+    frame = shortlist.curves
+    if frame.empty:
+        return []
+    lines = [
+        "",
+        "## How time and cost move",
+        "",
+        "Each offer ranked again at other GPU counts (whole nodes) and, for multi-node jobs, "
+        "with other inter-node bandwidths per GPU on its own fabric class: what more GPUs or a "
+        "faster or slower fabric is worth for this job. Worse ends, whole costs.",
+    ]
+    for _key, rows in frame.groupby("offer_key", sort=False):
+        first = rows.iloc[0]
+        lines += ["", f"{_md(first['provider'])} `{_md(first['instance_type'])}`:", ""]
+        counts = rows[rows["axis"] == "gpus"]
+        if not counts.empty:
+            lines += ["| GPUs | days | whole cost | verdict | exposed communication |"]
+            lines += ["|---:|---:|---:|---|---:|"]
+            for _, point in counts.iterrows():
+                lines.append(
+                    f"| {int(point['gpus']):,} | {_days(point)} | "
+                    f"{_money(point['total_cost_usd'], point['total_cost_usd_low'])} | "
+                    f"{_md(point['verdict'])} | {point['comm_fraction_exposed']:.0%} |"
+                )
+        bandwidths = rows[rows["axis"] == "gbps_per_gpu"]
+        if not bandwidths.empty:
+            assumed = bandwidths["assumed"].dropna()
+            lines += [
+                "",
+                f"At {int(bandwidths['gpus'].iloc[0]):,} GPUs"
+                + (f" ({assumed.iloc[0]}: the offer states no class)" if len(assumed) else "")
+                + ":",
+                "",
+                "| Gb/s per GPU | days | whole cost | exposed communication |",
+                "|---:|---:|---:|---:|",
+            ]
+            for _, point in bandwidths.iterrows():
+                lines.append(
+                    f"| {point['x']:g} | {_days(point)} | "
+                    f"{_money(point['total_cost_usd'], point['total_cost_usd_low'])} | "
+                    f"{point['comm_fraction_exposed']:.0%} |"
+                )
+    return lines
+
+
 def _cost_lines(rows: pd.DataFrame) -> list[str]:
     """Per shortlisted offer: how its whole cost is made, and the parts nobody prices."""
     lines = [
@@ -680,6 +743,7 @@ def memo(shortlist: Shortlist) -> str:
             + ". Ask each provider for a current quote before deciding.",
         ]
     lines += _cost_lines(rows)
+    lines += _curve_lines(shortlist)
     best = rows.iloc[0]
     lines += [
         "",

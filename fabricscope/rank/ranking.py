@@ -336,13 +336,15 @@ def rank_offers(
     now: datetime | None = None,
     transparency_scores: Mapping[str, float] | None = None,
     estimator: Estimator | None = None,
+    every_count: bool = False,
 ) -> RankResult:
     """Rank ``offers`` (rows shaped like ``instance_catalog``) for ``request``.
 
     ``transparency_scores``: each provider's questionnaire score
     (fabricscope/evidence/transparency.py), shown beside its rows; a provider without one shows
     NULL. ``estimator``: the model of the workload's kind (fabricscope/rank/estimators.py;
-    by default the one ``estimator_for`` finds).
+    by default the one ``estimator_for`` finds). ``every_count``: keep a row for every GPU
+    count an offer can run (for curves, fabricscope/rank/curves.py), not only its best.
     """
     now = now or datetime.now(UTC)
     estimator = estimator or estimator_for(request.workload)
@@ -410,7 +412,9 @@ def rank_offers(
         frame = frame.sort_values(
             ["score", estimator.time, "provider", "offer_key"], kind="mergesort"
         )
-        frame = frame.drop_duplicates("offer_key").reset_index(drop=True)
+        if not every_count:
+            frame = frame.drop_duplicates("offer_key")
+        frame = frame.reset_index(drop=True)
         frame["rank"] = np.arange(1, len(frame) + 1)
         frame["pareto"] = _pareto(frame[estimator.time], frame["total_cost_usd"])
         frame["data_age_days"] = [

@@ -95,6 +95,7 @@ def test_the_workbook_holds_every_sheet_and_the_same_rows(written):
         "transparency",
         "fabric sensitivity",
         "side by side",
+        "curves",
         *[f"RFI {p}" for p in providers],
     ]
     assert_same_rows(rows_of_the_workbook(xlsx_path), picked.rows)

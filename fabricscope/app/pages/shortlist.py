@@ -7,6 +7,7 @@ from dataclasses import replace
 import streamlit as st
 
 from fabricscope.app import view_state
+from fabricscope.app.charts import curve_chart
 from fabricscope.app.components import read_snapshot, settings_or_stop, status_caption
 from fabricscope.app.rank_data import (
     offer_label,
@@ -94,6 +95,23 @@ else:
             "'side by side' sheet holds the same."
         )
     st.dataframe(shortlisting.side_by_side(chosen), hide_index=True, width="stretch", key="sl_side")
+
+st.subheader("How time and cost move")
+if chosen.curves.empty:
+    st.caption("No curve: the shortlisted offers run on no other GPU count.")
+else:
+    st.caption(
+        "Each starred offer ranked again at other GPU counts (whole nodes) and, for multi-node "
+        "jobs, with other inter-node bandwidths per GPU on its own fabric class: what more GPUs "
+        "or a faster fabric is worth for this job (worse ends, whole costs; the memo and the "
+        "workbook's 'curves' sheet hold the numbers)."
+    )
+    left, right = st.columns(2)
+    left.altair_chart(curve_chart(chosen.curves, "gpus", "days"), width="stretch")
+    right.altair_chart(curve_chart(chosen.curves, "gpus", "cost"), width="stretch")
+    if (chosen.curves["axis"] == "gbps_per_gpu").any():
+        left.altair_chart(curve_chart(chosen.curves, "gbps_per_gpu", "days"), width="stretch")
+        right.altair_chart(curve_chart(chosen.curves, "gbps_per_gpu", "cost"), width="stretch")
 
 st.subheader("Notes")
 notes: dict[str, str] = st.session_state.setdefault(NOTES, {})
