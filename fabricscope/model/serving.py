@@ -1,0 +1,268 @@
+"""The serving (LLM inference) model: throughput, latency, replicas and the fabric's share for a
+model served on each hardware profile, vectorised over profiles like the training model.
+
+One replica of the model runs on ``tp x pp`` GPUs: tensor parallelism inside an NVLink domain
+(an all-reduce per layer over NVLink), pipeline stages across nodes only when the weights do not
+fit one domain (then the fabric carries each stage's activations). For a batch of ``b``
+sequences decoding together (continuous batching):
+
+- a decode step reads the replica's weights and the batch's KV cache from HBM, or is bound by
+  compute at large batch: ``max(bytes / HBM bandwidth, FLOPs / peak)``, each at an efficiency;
+- prefill of a request is compute: ``2 x active parameters x input tokens`` plus causal
+  attention, at the prefill efficiency; its time is the time to first token, and each
+  request's prefill interrupts the batch's decoding once (``TPOT = step + b x prefill / output``);
+- the batch is the largest that fits the KV cache in memory and meets the latency targets;
+  throughput per replica is ``b / TPOT`` output tokens per second.
+
+Efficiencies are ``ServingConstants``: priors until fitted on the published serving
+measurements (issue 36; ``fabricscope/accuracy/serving_cases.py``). Pure: numpy only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from fabricscope.model.hardware import HardwareProfiles
+from fabricscope.model.scaling import ModelConstants
+from fabricscope.model.workload import Workload
+
+Array = NDArray[np.float64]
+
+WeightPrecision = Literal["bf16", "fp8", "fp4", "int4"]
+BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5, "int4": 0.5}
+# candidate batches (sequences decoding together per replica) and TP and PP degrees
+BATCHES = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], dtype=float)
+TP_DEGREES = (1, 2, 4, 8, 16, 32, 64, 72)
+PP_DEGREES = (1, 2, 4, 8, 16)
+
+
+def _constant(value: float, kind: str, source: str) -> Any:
+    return field(default=value, metadata={"kind": kind, "source": source})
+
+
+@dataclass(frozen=True)
+class ServingConstants:
+    """Each with its kind (prior until fitted) and source (docs/MODEL.md)."""
+
+    hbm_efficiency: float = _constant(
+        0.8,
+        "prior",
+        "share of HBM bandwidth a decode step's reads reach; a prior, to be fitted on the "
+        "serving measurements (issue 36)",
+    )
+    decode_compute_efficiency: float = _constant(
+        0.5,
+        "prior",
+        "share of peak FLOP/s a decode step's small matmuls reach when compute-bound; prior",
+    )
+    prefill_efficiency: float = _constant(
+        0.6,
+        "prior",
+        "share of peak FLOP/s prefill's matmuls and attention reach; prior",
+    )
+    memory_headroom: float = _constant(
+        0.1,
+        "prior",
+        "share of HBM kept free of weights and KV cache (activations, the runtime, "
+        "fragmentation); vLLM's default gpu_memory_utilization is 0.9",
+    )
+    activation_bytes: float = _constant(
+        2.0, "measured", "bytes per activation value passed between GPUs (16-bit)"
+    )
+
+
+class ServingWorkload(BaseModel):
+    """A model served to a load, with latency targets: the architecture of a training
+    workload (its parameters, layers and heads), how its weights and KV cache are stored,
+    prompt and output lengths, and what the service must meet."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: ClassVar[str] = "serving"
+
+    name: str = Field(min_length=1, max_length=200)
+    architecture: Workload
+    weights: WeightPrecision = "bf16"
+    kv_cache: Literal["bf16", "fp8"] = "bf16"
+    input_tokens: int = Field(gt=0, le=10_000_000, description="prompt tokens per request")
+    output_tokens: int = Field(gt=0, le=1_000_000, description="output tokens per request")
+    requests_per_s: float | None = Field(default=None, gt=0, description="the load to serve")
+    ttft_ms: float | None = Field(default=None, gt=0, description="time to first token target")
+    tpot_ms: float | None = Field(default=None, gt=0, description="time per output token target")
+
+    @model_validator(mode="after")
+    def _context_fits(self) -> ServingWorkload:
+        if self.input_tokens + self.output_tokens > 10_000_000:
+            raise ValueError("input_tokens + output_tokens exceed 10,000,000")
+        return self
+
+    @property
+    def weight_bytes(self) -> float:
+        return self.architecture.total_params * BYTES[self.weights]
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """K and V of every layer for one token: 2 x layers x KV width x bytes."""
+        arch = self.architecture
+        return 2.0 * arch.layers * arch.kv_dim * BYTES[self.kv_cache]
+
+
+@dataclass(frozen=True)
+class ServingEstimate:
+    """Per profile, at the best layout and batch that meet the targets (NaN where none)."""
+
+    fits: NDArray[np.bool_]
+    tp: Array
+    pp: Array
+    batch: Array
+    replica_gpus: Array
+    replicas: Array  # on the profile's GPUs
+    gpus_needed: Array  # for the load (NaN without one)
+    tokens_per_s_per_gpu: Array  # output tokens
+    tokens_per_s_per_replica: Array
+    ttft_ms: Array
+    tpot_ms: Array
+    fabric_share: Array  # of a decode step's time spent on the fabric (0 in one node)
+    multi_node: NDArray[np.bool_]
+
+    def row(self, i: int) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name)[i].item() for f in fields(self)}
+
+
+def _layouts(profiles: HardwareProfiles) -> tuple[Array, Array]:
+    """Candidate (tp, pp) pairs: tp within the NVLink domain, tp x pp within the profile."""
+    tp, pp = np.meshgrid(np.array(TP_DEGREES, float), np.array(PP_DEGREES, float))
+    return tp.ravel(), pp.ravel()
+
+
+def estimate_serving(
+    job: ServingWorkload,
+    profiles: HardwareProfiles,
+    constants: ServingConstants | None = None,
+) -> ServingEstimate:
+    """The serving estimate of ``job`` on every profile (vectorised: profiles x layouts x
+    batches)."""
+    c = constants or ServingConstants()
+    links = ModelConstants()
+    arch = job.architecture
+    tp, pp = _layouts(profiles)
+    # shapes: (profiles, layouts, batches)
+    col = {
+        name: getattr(profiles, name)[:, None, None]
+        for name in (
+            "gpu_count",
+            "gpus_per_node",
+            "nvlink_domain_gpus",
+            "peak_bf16",
+            "peak_fp8",
+            "hbm_bytes",
+            "hbm_bytes_per_s",
+            "scaleup_bytes_per_s",
+            "nic_bytes_per_s",
+        )
+    }
+    t = tp[None, :, None]
+    p = pp[None, :, None]
+    b = BATCHES[None, None, :]
+    gpus = t * p
+    domain = np.minimum(col["nvlink_domain_gpus"], col["gpu_count"])
+    # pipeline stages only once tensor parallelism fills the NVLink domain
+    valid = (t <= domain) & (gpus <= col["gpu_count"]) & ((p == 1) | (t == domain))
+    # pipeline stages beyond one NVLink domain cross the fabric
+    stages_across = np.where(gpus > domain, p, 1.0)
+    multi = stages_across > 1
+
+    peak = np.where(job.weights == "bf16", col["peak_bf16"], col["peak_fp8"])
+    context = job.input_tokens + job.output_tokens
+    weights_per_gpu = job.weight_bytes / gpus
+    kv_per_gpu = b * context * job.kv_bytes_per_token / gpus
+    fits = weights_per_gpu + kv_per_gpu <= col["hbm_bytes"] * (1.0 - c.memory_headroom)
+
+    active = arch.active_params
+    # one decode step of a pipeline stage for b / p sequences
+    micro = np.maximum(b / p, 1.0)
+    read = (
+        weights_per_gpu
+        + micro * (job.output_tokens / 2 + job.input_tokens) * job.kv_bytes_per_token / gpus
+    )
+    memory_time = read / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
+    compute_time = 2.0 * active / gpus * micro / (peak * c.decode_compute_efficiency)
+    layers_per_stage = arch.layers / p
+    volume = micro * arch.hidden_size * c.activation_bytes
+    tp_comm = np.where(
+        t > 1,
+        2.0
+        * layers_per_stage
+        * (
+            2.0 * (t - 1) * links.nvlink_step_latency_s
+            + 2.0 * (t - 1) / t * volume / np.maximum(col["scaleup_bytes_per_s"], 1.0)
+        ),
+        0.0,
+    )
+    nodes = np.ceil(gpus / col["gpus_per_node"])
+    knee = profiles.fabric_knee_nodes[:, None, None]
+    phi = np.maximum(
+        profiles.fabric_floor[:, None, None],
+        1.0 - profiles.fabric_kappa[:, None, None] * np.log2(np.maximum(nodes / knee, 1.0)),
+    )
+    efficiency = profiles.fabric_eta[:, None, None] * phi / profiles.oversubscription[:, None, None]
+    # a stage's activations go to the next stage's GPU over its own NIC
+    per_gpu_fabric = col["nic_bytes_per_s"] * efficiency
+    hop = np.where(
+        multi,
+        links.network_step_latency_s * profiles.fabric_alpha_multiplier[:, None, None]
+        + volume / np.maximum(per_gpu_fabric, 1.0),
+        0.0,
+    )
+    stage_time = np.maximum(memory_time, compute_time) + tp_comm + hop
+    step = p * stage_time  # a sequence passes every stage once per token
+    prefill_flops = (
+        2.0 * active * job.input_tokens + 2.0 * arch.layers * (job.input_tokens**2) * arch.q_dim
+    )
+    prefill = prefill_flops / gpus / (peak * c.prefill_efficiency) + p * (tp_comm / micro + hop)
+    tpot = step + b * prefill / job.output_tokens
+    ttft = prefill + step
+    ok = valid & fits
+    if job.tpot_ms is not None:
+        ok &= tpot * 1e3 <= job.tpot_ms
+    if job.ttft_ms is not None:
+        ok &= ttft * 1e3 <= job.ttft_ms
+    per_replica = b / tpot
+    per_gpu = np.where(ok, per_replica / gpus, -np.inf)
+    flat = per_gpu.reshape(len(profiles), -1)
+    best = np.argmax(flat, axis=1)
+    found = np.isfinite(flat[np.arange(len(profiles)), best])
+
+    def pick(values: Array) -> Array:
+        full = np.broadcast_to(values, per_gpu.shape).reshape(len(profiles), -1)
+        chosen = full[np.arange(len(profiles)), best].astype(float)
+        return np.where(found, chosen, np.nan)
+
+    replica_gpus = pick(gpus)
+    replicas = np.floor(profiles.gpu_count / replica_gpus)
+    replica_rate = pick(per_replica)
+    if job.requests_per_s is not None:
+        needed_replicas = np.ceil(job.requests_per_s * job.output_tokens / replica_rate)
+        gpus_needed = needed_replicas * replica_gpus
+    else:
+        gpus_needed = np.full(len(profiles), np.nan)
+    fabric_time = pick(p * hop)
+    return ServingEstimate(
+        fits=found,
+        tp=pick(t),
+        pp=pick(p),
+        batch=pick(b),
+        replica_gpus=replica_gpus,
+        replicas=replicas,
+        gpus_needed=gpus_needed,
+        tokens_per_s_per_gpu=pick(per_replica / gpus),
+        tokens_per_s_per_replica=replica_rate,
+        ttft_ms=pick(ttft) * 1e3,
+        tpot_ms=pick(tpot) * 1e3,
+        fabric_share=fabric_time / pick(step),
+        multi_node=found & (pick(stages_across) > 1),
+    )
