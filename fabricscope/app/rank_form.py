@@ -1,5 +1,6 @@
-"""The Rank page's inputs: a preset or custom workload, GPU counts, tiers, objective and
-constraints, rendered in the sidebar and read back into a ``RankView``.
+"""The Rank page's inputs: a preset or custom workload, GPU counts, tiers, objective,
+constraints and the job's side of the whole cost, rendered in the sidebar and read back into
+a ``RankView``.
 
 Widgets are seeded from the view (the URL on a first visit, else the session) whenever the
 page is entered, so the same link gives the same inputs, and the Shortlist page's changes to
@@ -49,6 +50,13 @@ KEY = {
     "max_price_age_days": "rk_max_price_age",
     "min_fabric": "rk_min_fabric",
     "multi_node": "rk_multi_node",
+    "dataset_tb": "rk_dataset_tb",
+    "checkpoints_kept": "rk_checkpoints_kept",
+    "egress_tb": "rk_egress_tb",
+    "storage_usd_per_tb_month": "rk_storage_price",
+    "egress_usd_per_gb": "rk_egress_price",
+    "support_pct": "rk_support_pct",
+    "include_stated_support": "rk_stated_support",
     "what_if": "rk_what_if",
 }
 FIELD_KEY = {name: f"rk_w_{name}" for name in WORKLOAD_FIELDS}
@@ -70,6 +78,13 @@ def _widget_values(view: RankView) -> dict[str, Any]:
         KEY["max_price_age_days"]: view.max_price_age_days,
         KEY["min_fabric"]: view.min_fabric or ANY,
         KEY["multi_node"]: view.multi_node,
+        KEY["dataset_tb"]: view.dataset_tb,
+        KEY["checkpoints_kept"]: view.checkpoints_kept,
+        KEY["egress_tb"]: view.egress_tb,
+        KEY["storage_usd_per_tb_month"]: view.storage_usd_per_tb_month,
+        KEY["egress_usd_per_gb"]: view.egress_usd_per_gb,
+        KEY["support_pct"]: view.support_pct,
+        KEY["include_stated_support"]: view.include_stated_support,
         KEY["what_if"]: view.what_if or NO_WHAT_IF,
     }
     values.update({FIELD_KEY[name]: getattr(fields, name) for name in WORKLOAD_FIELDS})
@@ -178,6 +193,7 @@ def render(view: RankView, catalog: pd.DataFrame) -> RankView:
         help="An unknown fabric never meets a minimum.",
     )
     multi_node = bar.checkbox("Multi-node must be stated", key=KEY["multi_node"])
+    costs = _whole_cost_inputs()
     return replace(
         view,
         preset=st.session_state[KEY["preset"]],
@@ -193,7 +209,86 @@ def render(view: RankView, catalog: pd.DataFrame) -> RankView:
         max_price_age_days=max_age or None,
         min_fabric=None if min_fabric == ANY else min_fabric,
         multi_node=bool(multi_node),
+        **costs,
     )
+
+
+def _whole_cost_inputs() -> dict[str, Any]:
+    """The job's side of the whole cost (fabricscope/rank/costs.py), folded: left alone,
+    the request's ``costs`` keep their defaults."""
+    fold = st.sidebar.expander("Whole cost: data, downloads, support", expanded=False)
+    dataset_tb = fold.number_input(
+        "Dataset kept on storage (TB)",
+        min_value=0.0,
+        value=None,
+        step=1.0,
+        key=KEY["dataset_tb"],
+        help="Training data kept on the provider's storage while the job runs, costed with "
+        "the checkpoints. Not given: only the checkpoints are stored.",
+    )
+    checkpoints = fold.number_input(
+        "Checkpoints kept",
+        min_value=0,
+        max_value=1000,
+        step=1,
+        key=KEY["checkpoints_kept"],
+        help="Checkpoints on storage at once, each 14 bytes per trainable parameter (16-bit "
+        "and fp32 weights and Adam's two moments).",
+    )
+    egress_tb = fold.number_input(
+        "Downloaded (TB)",
+        min_value=0.0,
+        value=None,
+        step=1.0,
+        key=KEY["egress_tb"],
+        help="What you download from the provider (egress). Not given: the trained weights, "
+        "2 bytes per parameter.",
+    )
+    storage_price = fold.number_input(
+        "Storage price (USD per TB-month)",
+        min_value=0.0,
+        value=None,
+        step=5.0,
+        key=KEY["storage_usd_per_tb_month"],
+        help="Your price, used for every provider. Not given: each provider's stated price; "
+        "where none is stated, storage is named as not priced ('+ ?').",
+    )
+    egress_price = fold.number_input(
+        "Egress price (USD per GB)",
+        min_value=0.0,
+        value=None,
+        step=0.01,
+        format="%.3f",  # egress is priced in tenths of a cent per GB (0.087)
+        key=KEY["egress_usd_per_gb"],
+        help="Your price, used for every provider. Not given: each provider's stated price; "
+        "where none is stated, egress is named as not priced ('+ ?').",
+    )
+    support_pct = fold.number_input(
+        "Support plan (% of the GPU bill)",
+        min_value=0.0,
+        max_value=100.0,
+        value=None,
+        step=1.0,
+        key=KEY["support_pct"],
+        help="A support plan you buy, priced as a share of the GPU bill, for every provider. "
+        "Not given: no support, unless the box below adds the providers' own plans.",
+    )
+    stated_support = fold.checkbox(
+        "Add each provider's stated support plan",
+        key=KEY["include_stated_support"],
+        help="Its first tier, where the provider states one; where none is stated, support "
+        "is named as not priced. A plan priced above takes its place.",
+    )
+    return {
+        # no data is the same job as data not given, and keeps the request the default one
+        "dataset_tb": dataset_tb or None,
+        "checkpoints_kept": int(checkpoints),
+        "egress_tb": egress_tb,
+        "storage_usd_per_tb_month": storage_price,
+        "egress_usd_per_gb": egress_price,
+        "support_pct": support_pct,
+        "include_stated_support": bool(stated_support),
+    }
 
 
 def what_if_choice() -> str | None:

@@ -1,8 +1,9 @@
 """The state that defines a ranking view, and its round trip through the URL.
 
 A ``RankView`` is everything a colleague needs to see the same result: the workload (a preset,
-or a few fields changed over one), the GPU counts, tiers, objective, constraints, the fabric
-"what if" and the starred offers. It lives in ``st.query_params`` (only values that differ from
+or a few fields changed over one), the GPU counts, tiers, objective, constraints, the job's
+side of the whole cost (data, checkpoints, downloads, prices, support), the fabric "what if"
+and the starred offers. It lives in ``st.query_params`` (only values that differ from
 the defaults, so a plain URL stays short) and in session state (query parameters are per page;
 the session carries the view from the Rank page to the Shortlist page).
 
@@ -21,6 +22,7 @@ from pydantic import ValidationError
 
 from fabricscope.model.workload import Precision, Stack, Workload
 from fabricscope.model.workloads import WorkloadError, parse_workload, preset, presets
+from fabricscope.rank.costs import CostInputs
 from fabricscope.rank.ranking import FABRIC_ORDER, RankingError, RankRequest, parse_gpu_counts
 from fabricscope.warehouse.models import PricingTier
 
@@ -50,9 +52,18 @@ PARAMS = {
     "max_price_age_days": "max_price_age",
     "min_fabric": "min_fabric",
     "multi_node": "multi_node",
+    "dataset_tb": "data_tb",
+    "checkpoints_kept": "ckpts",
+    "egress_tb": "egress_tb",
+    "storage_usd_per_tb_month": "storage_price",
+    "egress_usd_per_gb": "egress_price",
+    "support_pct": "support_pct",
+    "include_stated_support": "stated_support",
     "what_if": "what_if",
     "starred": "star",
 }
+# the view's fields that are the request's ``costs`` (fabricscope/rank/costs.py), same names
+COST_FIELDS = tuple(CostInputs.model_fields)
 CUSTOM_FLAG = "custom"
 CUSTOM_PREFIX = "w_"
 
@@ -130,6 +141,15 @@ class RankView:
     max_price_age_days: float | None = None
     min_fabric: str | None = None
     multi_node: bool = False
+    # the job's side of the whole cost; defaults as CostInputs', so the default request is
+    # byte for byte the one the refresh stores a ranking for (fabricscope/rank/materialised.py)
+    dataset_tb: float | None = None
+    checkpoints_kept: int = 2
+    egress_tb: float | None = None
+    storage_usd_per_tb_month: float | None = None
+    egress_usd_per_gb: float | None = None
+    support_pct: float | None = None
+    include_stated_support: bool = False
     what_if: str | None = None
     starred: tuple[str, ...] = ()
 
@@ -202,6 +222,7 @@ def request_of(view: RankView) -> RankRequest:
             multi_node_required=view.multi_node,
             objective=view.objective,  # type: ignore[arg-type]
             time_weight=view.time_weight,
+            costs=CostInputs(**{name: getattr(view, name) for name in COST_FIELDS}),
         )
     except ValidationError as exc:
         error = exc.errors()[0]
@@ -229,15 +250,23 @@ def to_query_params(view: RankView) -> dict[str, ParamValue]:
         elif isinstance(value, bool):
             params[key] = "1"
         elif isinstance(value, float):
-            params[key] = f"{value:g}"
+            params[key] = _float_text(value)
         else:
             params[key] = str(value)
     if view.custom is not None:
         params[CUSTOM_FLAG] = "1"
         for name in WORKLOAD_FIELDS:
             value = getattr(view.custom, name)
-            params[CUSTOM_PREFIX + name] = f"{value:g}" if isinstance(value, float) else str(value)
+            params[CUSTOM_PREFIX + name] = (
+                _float_text(value) if isinstance(value, float) else str(value)
+            )
     return params
+
+
+def _float_text(value: float) -> str:
+    """Short (``1.5e+06``, ``20``) where that reads back the same number, else every digit."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
 
 
 def _one(params: Mapping[str, Sequence[str]], key: str) -> str | None:
@@ -312,7 +341,7 @@ def _field_value(name: str, raw: list[str], key: str) -> Any:
         if last not in FABRIC_CLASSES:
             raise InputError(f"{key}={last!r} is not a fabric class")
         return last
-    if name == "multi_node":
+    if name in ("multi_node", "include_stated_support"):
         return last in ("1", "true", "yes")
     if name == "time_weight":
         weight = _number(last, float, key)
@@ -324,7 +353,23 @@ def _field_value(name: str, raw: list[str], key: str) -> Any:
         if number <= 0:
             raise InputError(f"{key}={last!r} must be positive")
         return number
+    if name in COST_FIELDS:
+        return _cost_value(name, last, key)
     return last  # gpus: checked when the request is built, with the message it deserves
+
+
+def _cost_value(name: str, text: str, key: str) -> float | int:
+    """One of the whole cost's inputs, held to CostInputs' own bounds."""
+    number = _number(text, float, key)
+    if CostInputs.model_fields[name].annotation is int:
+        if not number.is_integer():
+            raise InputError(f"{key}={text!r} is not a whole number")
+        number = int(number)
+    try:
+        CostInputs.model_validate({name: number})
+    except ValidationError as exc:
+        raise InputError(f"{key}={text!r}: {exc.errors()[0]['msg']}") from None
+    return number
 
 
 def _custom_fields(view: RankView, params: Mapping[str, Sequence[str]]) -> WorkloadFields:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fabricscope.app.rank_data import SnapshotMoved, _inputs, duration
+from fabricscope.app.rank_data import SnapshotMoved, _inputs, duration, usd
 from fabricscope.app.view_state import (
     DEFAULT_PRESET,
     MAX_STARS,
@@ -18,6 +18,7 @@ from fabricscope.app.view_state import (
     request_of,
 )
 from fabricscope.model.workloads import preset
+from fabricscope.rank.costs import CHECKPOINT_BYTES_PER_PARAM, HOURS_PER_MONTH, TB
 from fabricscope.rank.ranking import rank
 from fabricscope.warehouse.db import current_snapshot
 from tests.helpers import AS_OF, publish_synthetic
@@ -37,6 +38,12 @@ def offers_shown(app: AppTest) -> pd.DataFrame:
 
 def metric(app: AppTest, label: str) -> str:
     return {m.label: m.value for m in app.metric}[label]
+
+
+def worse_end_usd(cost: str) -> float:
+    """The last amount of a whole cost as shown ('$0.41M–$0.52M + ?' gives 520,000)."""
+    amount, millions = re.findall(r"\$([\d,.]+)(M?)", cost)[-1]
+    return float(amount.replace(",", "")) * (1e6 if millions else 1)
 
 
 def test_the_ranking_matches_the_pipeline_and_shows_ranges(use_warehouse, fixture_warehouse):
@@ -139,6 +146,52 @@ def test_the_training_software_is_a_workload_choice_that_slows_eager_pytorch(
     slower = eager.offers.set_index("offer_key")["time_to_train_h"]
     faster = tuned.offers.set_index("offer_key")["time_to_train_h"]
     assert (slower > faster.reindex(slower.index)).all()
+
+
+def test_the_whole_cost_counts_the_data_at_the_storage_price_given(
+    use_warehouse, fixture_warehouse
+):
+    """A dataset size and a storage price entered in the folded whole-cost inputs cost
+    storage on every ranked row at that price, and are in the URL."""
+    use_warehouse(fixture_warehouse)
+    app = open_page(RANK)
+    [fold] = [e for e in app.expander if e.label == "Whole cost: data, downloads, support"]
+    assert fold.proto.expanded is False, "left alone, it stays out of the way"
+    before = offers_shown(app).set_index("offer_key")["cost"]
+    assert not app.number_input(key="rk_dataset_tb").value
+    assert app.number_input(key="rk_checkpoints_kept").value == 2
+    assert "14 bytes per trainable parameter" in app.number_input(key="rk_checkpoints_kept").help
+    app.number_input(key="rk_dataset_tb").set_value(2000.0)
+    app.number_input(key="rk_storage_price").set_value(50.0).run()
+    assert not app.exception and not app.error
+    assert url_values(app, "data_tb") == ["2000"] and url_values(app, "storage_price") == ["50"]
+    assert "Served from the ranking" not in text_of(app), "not the stored default ranking"
+
+    view = RankView(dataset_tb=2000.0, storage_usd_per_tb_month=50.0)
+    expected = rank(fixture_warehouse, request_of(view), AS_OF).offers
+    shown = offers_shown(app)
+    assert list(shown["offer_key"]) == list(expected["offer_key"])
+    # the checkpoints and the data, for as long as the run (its worse end), at $50 a TB-month
+    stored_tb = 2 * CHECKPOINT_BYTES_PER_PARAM * request_of(view).workload.trainable_params / TB
+    storage = (stored_tb + 2000) * expected["time_to_train_h"] / HOURS_PER_MONTH * 50
+    assert expected["storage_usd"].to_numpy() == pytest.approx(storage.to_numpy())
+    for parts, amount in zip(shown["cost_parts"], storage, strict=True):
+        assert f"storage {usd(amount)}" in parts
+        assert "storage" not in parts.partition("not priced")[2], "priced for every row"
+    after = shown.set_index("offer_key")["cost"]
+    grew = after.map(worse_end_usd) > before.reindex(after.index).map(worse_end_usd)
+    assert grew.all(), after[~grew]
+
+    # a link with every input fills the fold as the link says
+    link = {"data_tb": "40", "ckpts": "3", "egress_tb": "1.5", "storage_price": "20"}
+    link |= {"egress_price": "0.087", "support_pct": "10", "stated_support": "1"}
+    restored = open_page(RANK, link)
+    assert not restored.exception and not restored.error
+    assert "could not be restored" not in text_of(restored)
+    widgets = ["dataset_tb", "checkpoints_kept", "egress_tb", "storage_price", "egress_price"]
+    assert [restored.number_input(key=f"rk_{w}").value for w in widgets] == [40, 3, 1.5, 20, 0.087]
+    assert restored.number_input(key="rk_support_pct").value == 10
+    assert restored.checkbox(key="rk_stated_support").value is True
 
 
 def test_bad_inputs_show_a_message_not_a_traceback(use_warehouse, fixture_warehouse):

@@ -20,6 +20,7 @@ from fabricscope.app.view_state import (
     workload_of,
 )
 from fabricscope.model.workloads import preset, presets
+from fabricscope.rank.costs import CostInputs
 
 
 def as_url(params: Mapping[str, str | list[str]]) -> dict[str, list[str]]:
@@ -73,6 +74,70 @@ def test_a_bad_link_keeps_the_rest_and_says_what_it_dropped():
     view, problems = from_query_params({"custom": ["1"], "w_stack": ["jax"]})
     assert view == RankView()
     assert any("stack 'jax' is not one of megatron, fsdp, eager" in p for p in problems)
+
+
+def test_the_whole_costs_inputs_survive_the_url_and_make_the_requests_costs():
+    costs = {
+        "dataset_tb": 40.0,
+        "checkpoints_kept": 3,
+        "egress_tb": 1.5,
+        "storage_usd_per_tb_month": 20.0,
+        "egress_usd_per_gb": 0.087,
+        "support_pct": 10.0,
+        "include_stated_support": True,
+    }
+    view = RankView(**costs)
+    params = to_query_params(view)
+    assert params == {
+        "data_tb": "40",
+        "ckpts": "3",
+        "egress_tb": "1.5",
+        "storage_price": "20",
+        "egress_price": "0.087",
+        "support_pct": "10",
+        "stated_support": "1",
+    }
+    assert from_query_params(as_url(params)) == (view, [])
+    assert request_of(view).costs == CostInputs(**costs)
+    # a zero is a value, not the default: no checkpoints kept, downloads free
+    free = RankView(checkpoints_kept=0, egress_usd_per_gb=0.0)
+    assert to_query_params(free) == {"ckpts": "0", "egress_price": "0"}
+    assert from_query_params(as_url(to_query_params(free))) == (free, [])
+    # a price the short form would round keeps every digit
+    exact = RankView(storage_usd_per_tb_month=23.456789)
+    assert from_query_params(as_url(to_query_params(exact))) == (exact, [])
+
+
+def test_the_default_view_asks_for_the_default_costs():
+    """The refresh stores the default view's ranking under its request's JSON: the costs it
+    asks for are CostInputs' defaults, and the URL says nothing of them."""
+    assert request_of(RankView()).costs == CostInputs()
+    assert to_query_params(RankView(checkpoints_kept=2, include_stated_support=False)) == {}
+
+
+def test_a_link_with_bad_cost_inputs_says_which():
+    view, problems = from_query_params(
+        {
+            "data_tb": ["lots"],
+            "ckpts": ["2.5"],
+            "egress_tb": ["inf"],
+            "storage_price": ["-20"],
+            "egress_price": ["5000"],
+            "support_pct": ["150"],
+            "gpus": ["64"],
+        }
+    )
+    assert view == RankView(gpus="64")
+    assert problems == [
+        "data_tb='lots' is not a number",
+        "ckpts='2.5' is not a whole number",
+        "egress_tb='inf' is not a finite number",
+        "storage_price='-20': Input should be greater than or equal to 0",
+        "egress_price='5000': Input should be less than or equal to 1000",
+        "support_pct='150': Input should be less than or equal to 100",
+    ]
+    with pytest.raises(InputError, match="support_pct: Input should be less than or equal to 100"):
+        request_of(RankView(support_pct=150.0))
 
 
 def test_custom_fields_change_the_workload_and_are_validated():
