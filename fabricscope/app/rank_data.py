@@ -268,6 +268,7 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "time_to_train": [time_text(r) for r in rows],
             "cost": [cost_text(r) for r in rows],
             "cost_parts": [cost_parts_text(r) for r in rows],
+            "cost_basis": offers["cost_basis"],
             "verdict": offers["verdict"],
             "fabric_estimated_as": offers["fabric_estimated_as"],
             "price_age_days": offers["data_age_days"],

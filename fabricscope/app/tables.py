@@ -42,6 +42,10 @@ RANKED_COLUMN_CONFIG: dict[str, Any] = {
         "priced by nobody",
     ),
     "cost_parts": cc.TextColumn("where the cost goes", help="At the worse end"),
+    "cost_basis": cc.TextColumn(
+        "how the cost is made",
+        help="GPUs and price, the commitment, storage and egress sizes and prices",
+    ),
     "usd_per_million_tokens": cc.NumberColumn("USD per M tokens", format="%.4f"),
     "mfu": cc.NumberColumn("MFU", format="percent", help="Model FLOPs utilisation, worse end"),
     "fabric_estimated_as": cc.TextColumn("fabric (as estimated)"),
