@@ -28,7 +28,7 @@ def crawl_child(cli: int) -> int | None:
         try:
             if b"crawl" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
                 return pid
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # gone between listing and reading
             continue
     return None
 

@@ -99,14 +99,16 @@ def test_the_scheduler_holds_the_refresh_lock_while_it_runs(tmp_path):
 
 
 def _children(pid: int) -> list[int]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(p) for p in path.read_text().split()] if path.exists() else []
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (FileNotFoundError, ProcessLookupError):  # the process has gone
+        return []
 
 
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split(")", 1)[1].split()[0]
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # /proc of a process that has gone
         return False
     return state != "Z"  # a zombie has ended; only its exit status waits to be read
 
