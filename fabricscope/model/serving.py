@@ -14,8 +14,8 @@ sequences decoding together (continuous batching):
 - the batch is the largest that fits the KV cache in memory and meets the latency targets;
   throughput per replica is ``b / TPOT`` output tokens per second.
 
-Efficiencies are ``ServingConstants``: priors until fitted on the published serving
-measurements (issue 36; ``fabricscope/accuracy/serving_cases.py``). Pure: numpy only.
+Efficiencies are ``ServingConstants``, fitted globally on the published serving measurements
+(issue 36; ``fabricscope/accuracy/serving_accuracy.py``, docs/MODEL.md). Pure: numpy only.
 """
 
 from __future__ import annotations
@@ -50,20 +50,20 @@ class ServingConstants:
     """Each with its kind (prior until fitted) and source (docs/MODEL.md)."""
 
     hbm_efficiency: float = _constant(
-        0.8,
-        "prior",
-        "share of HBM bandwidth a decode step's reads reach; a prior, to be fitted on the "
-        "serving measurements (issue 36)",
+        0.6,
+        "fitted",
+        "share of HBM bandwidth a decode step's reads reach; fitted globally with the two "
+        "below on 674 TensorRT-LLM maximum-throughput cases (accuracy/serving_accuracy.py fit)",
     )
     decode_compute_efficiency: float = _constant(
-        0.5,
-        "prior",
-        "share of peak FLOP/s a decode step's small matmuls reach when compute-bound; prior",
+        0.4,
+        "fitted",
+        "share of peak FLOP/s a decode step's matmuls reach when compute-bound; fitted as above",
     )
     prefill_efficiency: float = _constant(
-        0.6,
-        "prior",
-        "share of peak FLOP/s prefill's matmuls and attention reach; prior",
+        0.5,
+        "fitted",
+        "share of peak FLOP/s prefill's matmuls and attention reach; fitted as above",
     )
     memory_headroom: float = _constant(
         0.1,
@@ -143,9 +143,11 @@ def estimate_serving(
     job: ServingWorkload,
     profiles: HardwareProfiles,
     constants: ServingConstants | None = None,
+    layout: tuple[int, int] | None = None,
 ) -> ServingEstimate:
     """The serving estimate of ``job`` on every profile (vectorised: profiles x layouts x
-    batches)."""
+    batches); ``layout`` (tp, pp) fixes the layout instead of searching it (a published run's
+    own)."""
     c = constants or ServingConstants()
     links = ModelConstants()
     arch = job.architecture
@@ -170,8 +172,11 @@ def estimate_serving(
     b = BATCHES[None, None, :]
     gpus = t * p
     domain = np.minimum(col["nvlink_domain_gpus"], col["gpu_count"])
-    # pipeline stages only once tensor parallelism fills the NVLink domain
-    valid = (t <= domain) & (gpus <= col["gpu_count"]) & ((p == 1) | (t == domain))
+    if layout is None:
+        # pipeline stages only once tensor parallelism fills the NVLink domain
+        valid = (t <= domain) & (gpus <= col["gpu_count"]) & ((p == 1) | (t == domain))
+    else:
+        valid = (t == layout[0]) & (p == layout[1]) & (gpus <= col["gpu_count"])
     # pipeline stages beyond one NVLink domain cross the fabric
     stages_across = np.where(gpus > domain, p, 1.0)
     multi = stages_across > 1

@@ -1,0 +1,259 @@
+"""The serving model scored on the published serving measurements (issue 36): each case
+(fabricscope/accuracy/serving_cases.py) mapped onto a serving workload, a hardware profile and
+the layout it ran, estimated, and compared with its measured output tokens per second per GPU.
+
+What is scored now: single-node cases at fixed prompt and output lengths that state their
+precision, on GPUs whose specs the model needs are in gpus.csv, at maximum throughput (no
+latency target; the batch the model plans is the largest that fits). Everything else is
+skipped with its reason: MLPerf's dataset-distributed prompts (their mean input is not in the
+sources), multi-node systems, unstated precision, latency-bound scenarios (their queueing is
+not modelled yet), GPUs without HBM bandwidth or peak figures.
+
+The efficiencies are ServingConstants' priors until a fit; ``score`` takes any constants, and
+``ROOFLINE`` (every efficiency 1) is the plain roofline baseline the issue asks to report beside
+the model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fabricscope.accuracy.serving_cases import ServingCase, architecture, load_cases
+from fabricscope.model.hardware import HardwareError, HardwareProfiles
+from fabricscope.model.serving import ServingConstants, ServingWorkload, estimate_serving
+from fabricscope.model.workload import Workload
+from fabricscope.rank import catalog
+
+ROOFLINE = ServingConstants(
+    hbm_efficiency=1.0, decode_compute_efficiency=1.0, prefill_efficiency=1.0
+)
+SCORED_SCENARIOS = frozenset({"offline", "max-throughput"})
+SCORED_COLUMNS = [
+    "case_id",
+    "source_id",
+    "gpu_model",
+    "model",
+    "weights",
+    "input_len",
+    "output_len",
+    "tp",
+    "pp",
+    "measured",
+    "predicted",
+    "fits",
+    "error",
+]
+
+
+@dataclass(frozen=True)
+class Scorable:
+    case: ServingCase
+    job: ServingWorkload
+    profile: dict[str, object]
+    tp: int
+    pp: int
+
+
+def _workload(case: ServingCase) -> ServingWorkload:
+    known = architecture(case.model)
+    shape = dict(known.get("fields", known))  # presets hold their shape under "fields"
+    for key in ("architecture", "description", "source", "sources", "note", "notes"):
+        shape.pop(key, None)
+    context = int((case.input_len or 0) + (case.output_len or 0))
+    arch = Workload.model_validate(
+        {
+            **shape,
+            "name": case.model,
+            "seq_len": max(context, 1),
+            "tokens": 1e12,  # a training field the shape needs; serving reads none of it
+            "global_batch_size": 1,
+        }
+    )
+    weights = case.weights_precision
+    assert weights is not None
+    kv = case.kv_precision or ("fp8" if weights in ("fp8", "fp4") else "bf16")
+    return ServingWorkload(
+        name=case.model,
+        architecture=arch,
+        weights=weights,
+        kv_cache="fp8" if kv in ("fp8", "fp4") else "bf16",
+        input_tokens=int(case.input_len or 1),
+        output_tokens=int(case.output_len or 1),
+    )
+
+
+def scorable(cases: Sequence[ServingCase]) -> tuple[list[Scorable], list[tuple[str, str]]]:
+    """The cases the model can be scored on now, and each other case with why not."""
+    specs = catalog.gpu_specs()
+    kept: list[Scorable] = []
+    skipped: list[tuple[str, str]] = []
+    for case in cases:
+        spec = specs.get(case.gpu_model)
+        why = None
+        if case.scenario not in SCORED_SCENARIOS:
+            why = f"scenario {case.scenario}: latency-bound scenarios are not scored yet"
+        elif case.input_len is None or case.output_len is None:
+            why = "prompt or output length not stated (MLPerf's dataset means are not sourced)"
+        elif case.multi_node or case.nodes > 1:
+            why = "multi-node system: not scored yet"
+        elif case.weights_precision is None:
+            why = "precision not stated"
+        elif spec is None or not spec.hbm_tbps or not spec.bf16_dense_tflops:
+            why = f"{case.gpu_model}: HBM bandwidth or peak not in gpus.csv"
+        if why:
+            skipped.append((case.case_id, why))
+            continue
+        try:
+            job = _workload(case)
+        except (KeyError, ValueError, HardwareError) as exc:
+            skipped.append((case.case_id, f"workload: {str(exc).splitlines()[0]}"))
+            continue
+        tp = case.tp or 1
+        pp = case.pp or 1
+        profile = {
+            "gpu_model": case.gpu_model,
+            "gpu_count": tp * pp,
+            "gpus_per_node": max(tp * pp, 1),
+            "fabric_class": "none",
+            "fabric_gbps_per_gpu": 0.0,
+        }
+        kept.append(Scorable(case, job, profile, tp, pp))
+    return kept, skipped
+
+
+_BUILT: dict[int, HardwareProfiles] = {}
+
+
+def _profiles(item: Scorable) -> HardwareProfiles:
+    """The case's one hardware profile, built once per case."""
+    key = id(item)
+    if key not in _BUILT:
+        _BUILT[key] = catalog.build([item.profile])
+    return _BUILT[key]
+
+
+def score(items: Sequence[Scorable], constants: ServingConstants | None = None) -> pd.DataFrame:
+    """Predicted against measured output tokens/s per GPU for every scorable case, at the
+    layout each ran (its TP and PP)."""
+    rows: list[dict[str, object]] = []
+    for item in items:
+        profiles = _profiles(item)
+        estimate = estimate_serving(item.job, profiles, constants, layout=(item.tp, item.pp))
+        predicted = float(estimate.tokens_per_s_per_gpu[0])
+        measured = item.case.measured_output_tokens_s_per_gpu
+        rows.append(
+            {
+                "case_id": item.case.case_id,
+                "source_id": item.case.source_id,
+                "gpu_model": item.case.gpu_model,
+                "model": item.case.model,
+                "weights": item.case.weights_precision,
+                "input_len": item.case.input_len,
+                "output_len": item.case.output_len,
+                "tp": item.tp,
+                "pp": item.pp,
+                "measured": measured,
+                "predicted": predicted,
+                "fits": bool(estimate.fits[0]),
+                "error": predicted / measured - 1 if math.isfinite(predicted) else math.nan,
+            }
+        )
+    return pd.DataFrame(rows, columns=SCORED_COLUMNS)
+
+
+def summary(scored: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
+    """Median and p90 absolute error and the signed median, overall or per ``by``."""
+    groups = [("all", scored)] if by is None else list(scored.groupby(by))
+    out = []
+    for name, frame in groups:
+        errors = frame["error"].dropna()
+        out.append(
+            {
+                "group": name,
+                "cases": len(frame),
+                "unplanned": int((~frame["fits"]).sum()),
+                "median_abs": float(np.median(np.abs(errors))) if len(errors) else math.nan,
+                "p90_abs": float(np.quantile(np.abs(errors), 0.9)) if len(errors) else math.nan,
+                "signed_median": float(np.median(errors)) if len(errors) else math.nan,
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def load_scorable() -> tuple[list[Scorable], list[tuple[str, str]]]:
+    return scorable(load_cases())
+
+
+# the efficiencies tried by the fit (global: one set for every case, never per case)
+FIT_GRID: dict[str, tuple[float, ...]] = {
+    "hbm_efficiency": (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+    "decode_compute_efficiency": (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0),
+    "prefill_efficiency": (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0),
+}
+
+
+def _loss(frame: pd.DataFrame) -> float:
+    """Mean absolute log ratio of predicted to measured, over the planned cases."""
+    planned = frame[frame["fits"]]
+    return float(np.mean(np.abs(np.log(planned["predicted"] / planned["measured"]))))
+
+
+def fit(items: Sequence[Scorable]) -> ServingConstants:
+    """The efficiencies, from FIT_GRID, that minimise the mean absolute log error over
+    ``items`` (every combination tried; the planned set does not depend on them)."""
+    best: tuple[float, ServingConstants] | None = None
+    names = list(FIT_GRID)
+    for values in itertools.product(*(FIT_GRID[n] for n in names)):
+        constants = ServingConstants(**dict(zip(names, values, strict=True)))
+        loss = _loss(score(items, constants))
+        if best is None or loss < best[0]:
+            best = (loss, constants)
+    assert best is not None
+    return best[1]
+
+
+def held_out(items: Sequence[Scorable], by: str = "source_id") -> pd.DataFrame:
+    """Each group of cases (a source, a GPU generation) predicted with efficiencies fitted on
+    the other groups only: the scored frame of every held-out case."""
+    groups = sorted({str(getattr(item.case, by)) for item in items})
+    frames = []
+    for group in groups:
+        inside = [i for i in items if str(getattr(i.case, by)) == group]
+        others = [i for i in items if str(getattr(i.case, by)) != group]
+        if not others:
+            continue
+        frames.append(score(inside, fit(others)).assign(held_out=group))
+    return pd.concat(frames, ignore_index=True)
+
+
+def report() -> str:
+    """The figures docs/MODEL.md quotes: the fitted efficiencies, in-sample and held-out
+    (leave one source out) errors, and the plain roofline on the same cases."""
+    items, skipped = load_scorable()
+    fitted = fit(items)
+    lines = [
+        f"scored {len(items)} cases, skipped {len(skipped)}",
+        f"fitted: hbm {fitted.hbm_efficiency}, decode {fitted.decode_compute_efficiency}, "
+        f"prefill {fitted.prefill_efficiency}",
+    ]
+    for name, frame in (
+        ("in-sample", score(items, fitted)),
+        ("leave one source out", held_out(items)),
+        ("plain roofline", score(items, ROOFLINE)),
+    ):
+        row = summary(frame).iloc[0]
+        lines.append(
+            f"{name}: median {row['median_abs']:.1%}, p90 {row['p90_abs']:.1%}, signed median "
+            f"{row['signed_median']:+.1%} ({int(row['cases'] - row['unplanned'])} planned)"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(report())

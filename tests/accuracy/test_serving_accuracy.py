@@ -1,0 +1,74 @@
+"""The serving model scored on the published serving measurements: every case scored or
+skipped with its reason, each scored case at the layout it ran, and the plain roofline never
+slower than the model (whose efficiencies are at most 1)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fabricscope.accuracy import serving_accuracy
+from fabricscope.accuracy.serving_cases import load_cases
+
+
+@pytest.fixture(scope="module")
+def scored():
+    items, skipped = serving_accuracy.load_scorable()
+    return items, skipped, serving_accuracy.score(items)
+
+
+def test_every_case_is_scored_or_skipped_with_a_reason(scored):
+    items, skipped, _ = scored
+    cases = load_cases()
+    assert len(items) + len(skipped) == len(cases)
+    assert {i.case.case_id for i in items}.isdisjoint(case_id for case_id, _ in skipped)
+    assert all(reason and "\n" not in reason for _, reason in skipped)
+    assert len(items) > 500  # the TensorRT-LLM throughput tables at fixed lengths
+    assert not any(reason.startswith("workload") for _, reason in skipped)
+
+
+def test_each_case_runs_at_its_own_layout_and_gets_a_finite_answer_where_it_fits(scored):
+    items, _, frame = scored
+    assert list(frame["tp"]) == [i.tp for i in items]
+    planned = frame[frame["fits"]]
+    assert len(planned) > 0.9 * len(frame)
+    assert np.isfinite(planned["predicted"]).all() and (planned["predicted"] > 0).all()
+    assert frame.loc[~frame["fits"], "predicted"].isna().all()
+
+
+def test_the_roofline_is_never_slower_than_the_model(scored):
+    items, _, frame = scored
+    roofline = serving_accuracy.score(items, serving_accuracy.ROOFLINE)
+    both = frame["fits"] & roofline["fits"]
+    assert (roofline.loc[both, "predicted"] >= frame.loc[both, "predicted"] * (1 - 1e-9)).all()
+    summary = serving_accuracy.summary(frame)
+    assert summary.loc[0, "cases"] == len(frame)
+    assert math.isfinite(summary.loc[0, "median_abs"])
+
+
+def test_the_fit_picks_the_global_efficiencies_with_the_least_error(scored, monkeypatch):
+    items, _, _ = scored
+    grid = {
+        "hbm_efficiency": (0.6, 1.0),
+        "decode_compute_efficiency": (0.4,),
+        "prefill_efficiency": (0.5,),
+    }
+    monkeypatch.setattr(serving_accuracy, "FIT_GRID", grid)
+    chosen = serving_accuracy.fit(items)
+    losses = {
+        hbm: serving_accuracy._loss(
+            serving_accuracy.score(
+                items,
+                serving_accuracy.ServingConstants(
+                    hbm_efficiency=hbm, decode_compute_efficiency=0.4, prefill_efficiency=0.5
+                ),
+            )
+        )
+        for hbm in (0.6, 1.0)
+    }
+    assert chosen.hbm_efficiency == min(losses, key=losses.get)
+    # held out: each source predicted with efficiencies fitted on the others only
+    held = serving_accuracy.held_out(items[:40] + items[-40:])
+    assert set(held["held_out"]) == {i.case.source_id for i in items[:40] + items[-40:]}
