@@ -1375,11 +1375,10 @@ def _store_quotes(
     stored = set(done.stored)
     rows = []
     for item in entered:
-        record = quotes.record(item, utc_now(), file_name)
         quote = item.quote
         rows.append(
             [
-                record["quote_id"],
+                quotes.quote_id(quote),
                 item.where,
                 quote.provider,
                 quote.configuration,
@@ -1387,7 +1386,7 @@ def _store_quotes(
                 round(quote.price_usd_per_gpu_hour, 4),
                 quote.pricing_tier.value,
                 quote.valid_until,
-                "stored" if record["quote_id"] in stored else "already stored",
+                "stored" if quotes.quote_id(quote) in stored else "already stored",
             ]
         )
     columns = [
@@ -1543,7 +1542,7 @@ def answers_import(
     done = rfi.store(settings.warehouse, entered, now, file.name)
     rows = []
     for item in entered:
-        answer_id = rfi.record(item, now, file.name)["answer_id"]
+        answer_id = rfi.answer_id(item.answer)
         given = item.answer
         rows.append(
             [

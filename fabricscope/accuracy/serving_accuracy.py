@@ -55,7 +55,7 @@ SCORED_COLUMNS = [
 class Scorable:
     case: ServingCase
     job: ServingWorkload
-    profile: dict[str, object]
+    profiles: HardwareProfiles  # the one profile it ran on
     tp: int
     pp: int
 
@@ -119,23 +119,12 @@ def scorable(cases: Sequence[ServingCase]) -> tuple[list[Scorable], list[tuple[s
         profile = {
             "gpu_model": case.gpu_model,
             "gpu_count": tp * pp,
-            "gpus_per_node": max(tp * pp, 1),
+            "gpus_per_node": tp * pp,
             "fabric_class": "none",
             "fabric_gbps_per_gpu": 0.0,
         }
-        kept.append(Scorable(case, job, profile, tp, pp))
+        kept.append(Scorable(case, job, catalog.build([profile]), tp, pp))
     return kept, skipped
-
-
-_BUILT: dict[int, HardwareProfiles] = {}
-
-
-def _profiles(item: Scorable) -> HardwareProfiles:
-    """The case's one hardware profile, built once per case."""
-    key = id(item)
-    if key not in _BUILT:
-        _BUILT[key] = catalog.build([item.profile])
-    return _BUILT[key]
 
 
 def score(items: Sequence[Scorable], constants: ServingConstants | None = None) -> pd.DataFrame:
@@ -143,8 +132,7 @@ def score(items: Sequence[Scorable], constants: ServingConstants | None = None) 
     layout each ran (its TP and PP)."""
     rows: list[dict[str, object]] = []
     for item in items:
-        profiles = _profiles(item)
-        estimate = estimate_serving(item.job, profiles, constants, layout=(item.tp, item.pp))
+        estimate = estimate_serving(item.job, item.profiles, constants, (item.tp, item.pp))
         predicted = float(estimate.tokens_per_s_per_gpu[0])
         measured = item.case.measured_output_tokens_s_per_gpu
         rows.append(

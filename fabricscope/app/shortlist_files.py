@@ -25,7 +25,7 @@ class Downloads:
     csv: bytes
     xlsx: bytes
     memo: str
-    answers_template: str = ""  # the open questions' answers template (CSV), sent with the memo
+    answers_template: str  # the open questions' answers template (CSV), sent with the memo
 
 
 def csv_bytes(shortlist: shortlisting.Shortlist) -> bytes:

@@ -133,8 +133,8 @@ class ServingEstimate:
         return {f.name: getattr(self, f.name)[i].item() for f in fields(self)}
 
 
-def _layouts(profiles: HardwareProfiles) -> tuple[Array, Array]:
-    """Candidate (tp, pp) pairs: tp within the NVLink domain, tp x pp within the profile."""
+def _layouts() -> tuple[Array, Array]:
+    """Every candidate (tp, pp) pair; which a profile can run is decided per profile."""
     tp, pp = np.meshgrid(np.array(TP_DEGREES, float), np.array(PP_DEGREES, float))
     return tp.ravel(), pp.ravel()
 
@@ -151,7 +151,7 @@ def estimate_serving(
     c = constants or ServingConstants()
     links = ModelConstants()
     arch = job.architecture
-    tp, pp = _layouts(profiles)
+    tp, pp = _layouts()
     # shapes: (profiles, layouts, batches)
     col = {
         name: getattr(profiles, name)[:, None, None]

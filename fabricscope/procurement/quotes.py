@@ -33,7 +33,7 @@ from fabricscope.procurement.entries import (
 from fabricscope.rank import catalog
 from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import read_frame
-from fabricscope.warehouse.load import QuotesStored, publish_quotes
+from fabricscope.warehouse.load import QUOTES, EntriesStored, publish_entries
 from fabricscope.warehouse.models import QUOTE_FIELDS, Quote
 
 QUOTE_TEMPLATE = Template.of(Quote, "fabricscope quote template")
@@ -95,15 +95,17 @@ def content_sha256(quote: Quote) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
+def quote_id(quote: Quote) -> str:
+    """A quote's id: the first ten hex digits of its content's SHA-256."""
+    return f"q-{content_sha256(quote)[:10]}"
+
+
 def record(entered: Entered, entered_at: datetime, file_name: str | None) -> dict[str, Any]:
-    """The row stored for one quote."""
+    """The row stored for one quote (dates as ISO text, which the table's DATE columns read)."""
     quote = entered.quote
     sha = content_sha256(quote)
-    row: dict[str, Any] = {
-        name: _stored(value) for name, value in quote.model_dump(mode="python").items()
-    }
     return {
-        **row,
+        **quote.model_dump(mode="json"),
         "quote_id": f"q-{sha[:10]}",
         "price_usd_per_gpu_hour": quote.price_usd_per_gpu_hour,
         "entered_at": entered_at,
@@ -113,25 +115,16 @@ def record(entered: Entered, entered_at: datetime, file_name: str | None) -> dic
     }
 
 
-def _stored(value: Any) -> Any:
-    if hasattr(value, "value") and not isinstance(value, date | datetime):
-        return value.value  # an enum
-    if value is not None and type(value).__name__ in ("HttpUrl", "Url"):
-        return str(value)
-    return value
-
-
 def store(
     warehouse: Path,
     entered: Sequence[Entered],
     entered_at: datetime,
     file_name: str | None = None,
     lock_wait_s: float = 0.0,
-) -> QuotesStored:
+) -> EntriesStored:
     """Store the checked quotes as one snapshot (a quote already stored is stored once)."""
-    return publish_quotes(
-        warehouse, [record(e, entered_at, file_name) for e in entered], lock_wait_s
-    )
+    rows = [record(e, entered_at, file_name) for e in entered]
+    return publish_entries(warehouse, QUOTES, rows, lock_wait_s)
 
 
 def stored_quotes(warehouse: Path, today: date) -> pd.DataFrame:

@@ -133,13 +133,17 @@ def content_sha256(answer: RfiAnswer) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
+def answer_id(answer: RfiAnswer) -> str:
+    """An answer's id: the first ten hex digits of its content's SHA-256."""
+    return f"a-{content_sha256(answer)[:10]}"
+
+
 def record(entered: EnteredAnswer, entered_at: datetime, file_name: str | None) -> dict[str, Any]:
+    """The row stored for one answer (dates as ISO text, which the table's DATE columns read)."""
     answer = entered.answer
     sha = content_sha256(answer)
-    row = answer.model_dump(mode="json")
     return {
-        **row,
-        "answered_on": answer.answered_on,
+        **answer.model_dump(mode="json"),
         "answer_id": f"a-{sha[:10]}",
         "questionnaire_version": load_questionnaire().version,
         "entered_at": entered_at,

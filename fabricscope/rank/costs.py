@@ -81,7 +81,8 @@ class CostInputs(BaseModel):
 
 
 def _known(value: Any) -> float | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+    """A number, or None where the cell is empty (None, NaN, NA)."""
+    if value is None:
         return None
     try:
         number = float(value)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from fabricscope.rank.ranking import RankResult, _offer_keys, rank_offers
+from fabricscope.rank.ranking import RankResult, frame_offer_keys, rank_offers
 
 # GPU counts: the requested one times these factors, in whole nodes
 COUNT_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -42,7 +42,7 @@ CURVE_COLUMNS = [
 def _offers(result: RankResult, offer_keys: Sequence[str]) -> pd.DataFrame:
     keys = set(offer_keys)
     catalog = result.catalog
-    return catalog[_offer_keys(catalog).isin(keys)].reset_index(drop=True)
+    return catalog[frame_offer_keys(catalog).isin(keys)].reset_index(drop=True)
 
 
 def gpu_count_curves(result: RankResult, offer_keys: Sequence[str]) -> pd.DataFrame:
@@ -81,8 +81,8 @@ def bandwidth_curves(result: RankResult, offer_keys: Sequence[str]) -> pd.DataFr
     if chosen.empty:
         return pd.DataFrame(columns=CURVE_COLUMNS)
     catalog = _offers(result, list(chosen["offer_key"]))
-    stated = catalog["fabric_class"].where(catalog["fabric_class"].notna(), None)
-    unstated = set(_offer_keys(catalog)[stated.isna()])
+    stated = catalog["fabric_class"]
+    unstated = set(frame_offer_keys(catalog)[stated.isna()])
     wanted = set(zip(chosen["offer_key"], chosen["gpus"].astype(int), strict=True))
     request = result.request.model_copy(
         update={

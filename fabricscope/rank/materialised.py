@@ -37,7 +37,7 @@ from fabricscope.rank.ranking import (
     RankResult,
     _age_days,
     _providers,
-    as_dates,
+    as_stored_types,
     parse_gpu_counts,
     rank,
     read_inputs,
@@ -197,7 +197,7 @@ def materialised_result(
         return None  # a warehouse from before 0006: nothing served until the next refresh
     now = now or datetime.now(UTC)
     estimator = estimator_for(request.workload)
-    offers = as_dates(rows.reindex(columns=list(estimator.columns)))
+    offers = as_stored_types(rows.reindex(columns=list(estimator.columns)))
     offers["snapshot_id"] = snapshot_id
     offers["data_age_days"] = [_age_days(now, seen) for seen in offers["price_observed_at"]]
     offers["multi_node"] = [None if pd.isna(v) else bool(v) for v in offers["multi_node"]]

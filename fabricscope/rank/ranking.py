@@ -356,7 +356,7 @@ def rank_offers(
     offers = offers.reset_index(drop=True)
     if "offer_label" not in offers.columns:  # read_inputs adds them once per snapshot
         offers = with_offer_identity(offers)
-    keys = _offer_keys(offers)
+    keys = frame_offer_keys(offers)
     reasons = _offer_reasons(offers, request, specs, now)
     out = reasons.notna()
     bulk = offers.loc[out, [c for c in EXCLUDED_COLUMNS if c in offers.columns]].copy()
@@ -425,7 +425,7 @@ def rank_offers(
         frame["transparency_score"] = [scores.get(p) for p in frame["provider"]]
         frame["notes"] = ["; ".join(notes) or None for notes in frame["notes"]]
         frame = frame.reindex(columns=columns)  # absent input columns stay NULL
-        frame = as_dates(frame)
+        frame = as_stored_types(frame)
     excluded_frame = pd.concat(
         [bulk.reindex(columns=EXCLUDED_COLUMNS), pd.DataFrame(excluded, columns=EXCLUDED_COLUMNS)],
         ignore_index=True,
@@ -452,7 +452,7 @@ DATE_COLUMNS = ("quote_valid_until",)
 FLOAT_COLUMNS = ("commitment_usd", "storage_usd", "egress_usd", "support_usd")
 
 
-def as_dates(frame: pd.DataFrame) -> pd.DataFrame:
+def as_stored_types(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with its DATE_COLUMNS and FLOAT_COLUMNS typed alike however they were read:
     from a ranking (dates, numbers or None) or from the stored estimates."""
     for name in DATE_COLUMNS:
@@ -639,7 +639,7 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT
 
 
-def _offer_keys(offers: pd.DataFrame) -> pd.Series:
+def frame_offer_keys(offers: pd.DataFrame) -> pd.Series:
     """offer_key for every row, built from columns (the same as ``offer_key`` row by row)."""
     parts = [
         offers[name].astype(object).where(offers[name].notna(), "-").astype(str)
@@ -950,9 +950,9 @@ def _estimate(
             whole = whole_cost(
                 {**row, **outputs}, job, request.costs, estimator.time, estimator.time_low
             )
+            cost_notes = whole.pop("cost_notes")
             outputs |= whole
-            outputs["notes"] = [*outputs["notes"], *whole.pop("cost_notes")]
-            del outputs["cost_notes"]
+            outputs["notes"] = [*outputs["notes"], *cost_notes]
         entry = {
             **{c: row.get(c) for c in estimator.columns if c in row},
             **outputs,

@@ -421,9 +421,6 @@ class EntriesStored:
     already: tuple[str, ...]
 
 
-QuotesStored = EntriesStored
-
-
 def publish_entries(
     path: Path, entries: Entries, records: Sequence[Mapping[str, Any]], lock_wait_s: float = 0.0
 ) -> EntriesStored:
@@ -463,13 +460,6 @@ def publish_entries(
         ids = tuple(str(record[id_column]) for record in fresh.values())
         info = writer.publish(entries.kind, note=f"{len(ids)} {table}: {', '.join(ids)}"[:500])
         return EntriesStored(PublishResult(info, writer.notes), ids, tuple(already))
-
-
-def publish_quotes(
-    path: Path, records: Sequence[Mapping[str, Any]], lock_wait_s: float = 0.0
-) -> EntriesStored:
-    """Store quotes (rows with QUOTES.columns) as the next snapshot, each once."""
-    return publish_entries(path, QUOTES, records, lock_wait_s)
 
 
 def publish_estimates(
