@@ -93,6 +93,12 @@ class ServingWorkload(BaseModel):
     requests_per_s: float | None = Field(default=None, gt=0, description="the load to serve")
     ttft_ms: float | None = Field(default=None, gt=0, description="time to first token target")
     tpot_ms: float | None = Field(default=None, gt=0, description="time per output token target")
+    hours: float = Field(
+        default=730.0,
+        gt=0,
+        le=87_600,
+        description="how long the service runs, for its cost (default: a 730-hour month)",
+    )
 
     @model_validator(mode="after")
     def _context_fits(self) -> ServingWorkload:
@@ -128,6 +134,10 @@ class ServingEstimate:
     tpot_ms: Array
     fabric_share: Array  # of a decode step's time spent on the fabric (0 in one node)
     multi_node: NDArray[np.bool_]
+    # of a replica's time per request spent on its prefill (the rest decodes): how the cost
+    # splits between input and output tokens
+    prefill_share: Array
+    memory_gb_per_gpu: Array  # weights and the batch's KV cache
 
     def row(self, i: int) -> dict[str, Any]:
         return {f.name: getattr(self, f.name)[i].item() for f in fields(self)}
@@ -172,20 +182,28 @@ def estimate_serving(
     b = BATCHES[None, None, :]
     gpus = t * p
     domain = np.minimum(col["nvlink_domain_gpus"], col["gpu_count"])
-    if layout is None:
-        # pipeline stages only once tensor parallelism fills the NVLink domain
-        valid = (t <= domain) & (gpus <= col["gpu_count"]) & ((p == 1) | (t == domain))
-    else:
-        valid = (t == layout[0]) & (p == layout[1]) & (gpus <= col["gpu_count"])
+    context = job.input_tokens + job.output_tokens
+    usable = col["hbm_bytes"] * (1.0 - c.memory_headroom)
     # pipeline stages beyond one NVLink domain cross the fabric
     stages_across = np.where(gpus > domain, p, 1.0)
+    if layout is None:
+        # pipeline stages only once tensor parallelism fills the NVLink domain, and across
+        # domains (over the fabric) only when one sequence does not fit in one domain
+        one_domain = (job.weight_bytes + context * job.kv_bytes_per_token) / domain <= usable
+        valid = (
+            (t <= domain)
+            & (gpus <= col["gpu_count"])
+            & ((p == 1) | (t == domain))
+            & ((stages_across == 1) | ~one_domain)
+        )
+    else:
+        valid = (t == layout[0]) & (p == layout[1]) & (gpus <= col["gpu_count"])
     multi = stages_across > 1
 
     peak = np.where(job.weights == "bf16", col["peak_bf16"], col["peak_fp8"])
-    context = job.input_tokens + job.output_tokens
     weights_per_gpu = job.weight_bytes / gpus
     kv_per_gpu = b * context * job.kv_bytes_per_token / gpus
-    fits = weights_per_gpu + kv_per_gpu <= col["hbm_bytes"] * (1.0 - c.memory_headroom)
+    fits = weights_per_gpu + kv_per_gpu <= usable
 
     active = arch.active_params
     # one decode step of a pipeline stage for b / p sequences
@@ -270,4 +288,6 @@ def estimate_serving(
         tpot_ms=pick(tpot) * 1e3,
         fabric_share=fabric_time / pick(step),
         multi_node=found & (pick(stages_across) > 1),
+        prefill_share=pick(b * prefill / (b * prefill + job.output_tokens * step)),
+        memory_gb_per_gpu=pick(weights_per_gpu + kv_per_gpu) / 1e9,
     )
