@@ -439,24 +439,83 @@ def export(
     out.print(f"snapshot {result.snapshot.snapshot_id} exported to {result.directory}")
 
 
-def _rank_request(workload: str, gpus: str, **fields: Any) -> ranking.RankRequest:
+def _job(workload: str, serve: bool, serving: dict[str, Any] | None = None) -> Any:
+    """The workload to train (a training preset or file) or, with ``serve``, to serve (a
+    serving preset or file, with the command line's load, targets and hours on top); a preset
+    of the other kind says which flag it needs."""
+    from pydantic import ValidationError
+
+    from fabricscope.model.workloads import (
+        WorkloadError,
+        load_serving_workload,
+        load_workload,
+        presets,
+        serving_presets,
+    )
+
+    given = {k: v for k, v in (serving or {}).items() if v is not None}
+    if not serve:
+        if given:
+            flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+            raise UserError(f"{flags}: for a serving workload (--serve)", code=2)
+        if workload in serving_presets():
+            raise UserError(f"{workload!r} is a serving preset: add --serve", code=2)
+        try:
+            return load_workload(workload)
+        except WorkloadError as exc:
+            raise UserError(str(exc), code=2) from None
+    if workload in presets():
+        raise UserError(
+            f"{workload!r} is a training preset; serving presets: "
+            f"{', '.join(serving_presets())} (or a serving workload file)",
+            code=2,
+        )
+    try:
+        job = load_serving_workload(workload)
+        if given:
+            job = type(job).model_validate({**job.model_dump(), **given})
+        return job
+    except WorkloadError as exc:
+        raise UserError(str(exc), code=2) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "workload"
+        raise UserError(f"--{where.replace('_', '-')}: {first['msg']}", code=2) from None
+
+
+def _rank_request(
+    workload: str,
+    gpus: str | None,
+    serve: bool = False,
+    serving: dict[str, Any] | None = None,
+    **fields: Any,
+) -> ranking.RankRequest:
     """A ranking request from command-line values; bad input is one line and exit 2."""
     from pydantic import ValidationError
 
     from fabricscope.model.hardware import HardwareError
-    from fabricscope.model.workloads import WorkloadError, load_workload
     from fabricscope.rank import ranking
 
+    job = _job(workload, serve, serving)
+    if gpus is None:
+        if not serve:
+            raise UserError("--gpus: give a count (64), a list (8,16,64) or a range", code=2)
+        gpus = SERVE_GPUS
     try:
         return ranking.RankRequest(
-            workload=load_workload(workload), gpu_counts=ranking.parse_gpu_counts(gpus), **fields
+            workload=job, gpu_counts=ranking.parse_gpu_counts(gpus), **fields
         )
-    except (WorkloadError, ranking.RankingError, HardwareError) as exc:
+    except (ranking.RankingError, HardwareError) as exc:
         raise UserError(str(exc), code=2) from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "request"
         raise UserError(f"invalid rank request: {where}: {first['msg']}", code=2) from None
+
+
+# the GPU counts a serving ranking tries when none are given: each offer keeps the cheapest
+# that carries the load
+SERVE_GPUS = "1-1024"
 
 
 def _require_warehouse(settings: Settings) -> None:
@@ -728,25 +787,34 @@ def estimate(
             callback=_finite,
         ),
     ] = None,
+    serve: ServeOption = False,
+    requests_per_s: RequestsOption = None,
+    ttft_ms: TtftOption = None,
+    tpot_ms: TpotOption = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Estimate step time, time-to-train and where the time goes, per hardware profile.
+    """Estimate step time, time-to-train and where the time goes, per hardware profile; with
+    --serve, a served model's throughput, latency, replicas and cost per million tokens.
 
     A profile with a "provider" uses that provider's stored calibration (fabricscope
     calibrate) instead of its fabric class's default, where one exists.
     """
+    serving = {"requests_per_s": requests_per_s, "ttft_ms": ttft_ms, "tpot_ms": tpot_ms}
+    if serve or any(v is not None for v in serving.values()):
+        _estimate_serving(_job(workload, serve, serving), hardware, layout, usd_per_gpu_hour, fmt)
+        return
     from fabricscope.model import scaling
     from fabricscope.model.hardware import HardwareError
-    from fabricscope.model.workloads import WorkloadError, load_workload
+    from fabricscope.model.workloads import WorkloadError
     from fabricscope.rank import catalog
 
     # an invalid setting stops every command (README), estimate included; the settings are
     # cheap to read (no duckdb or pandas), the warehouse is opened only for a provider's
     # stored calibration
     settings = _settings(warehouse)
+    job = _job(workload, serve=False)
     try:
-        job = load_workload(workload)
         given = _hardware_rows(hardware)
         rows = catalog.with_calibrations(given, _stored_calibrations(given, settings))
         profiles = catalog.build(rows)
@@ -793,6 +861,117 @@ def estimate(
     print_rows(
         columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=job.name
     )
+
+
+def _estimate_serving(
+    job: Any, hardware: Path, layout: str | None, usd_per_gpu_hour: float | None, fmt: Any
+) -> None:
+    """estimate --serve: the serving model on each hardware profile."""
+    from fabricscope.model.hardware import HardwareError
+    from fabricscope.model.serving import estimate_serving
+    from fabricscope.rank import catalog
+    from fabricscope.rank.estimators import (
+        serving_layout,
+        serving_verdict,
+        usd_per_million_tokens,
+    )
+
+    if usd_per_gpu_hour is not None and not 0 < usd_per_gpu_hour < 1e6:
+        raise UserError(
+            f"--usd-per-gpu-hour must be a price above 0 (got {usd_per_gpu_hour:g})", code=2
+        )
+    fixed = _serving_layout(layout) if layout else None
+    try:
+        rows = catalog.with_calibrations(_hardware_rows(hardware), {})
+        result = estimate_serving(job, catalog.build(rows), layout=fixed)
+    except HardwareError as exc:
+        raise UserError(str(exc), code=2) from None
+    records = []
+    for i, row in enumerate(rows):
+        found = result.row(i)
+        record = {**row, **found, "layout": serving_layout(found)}
+        record["verdict"] = serving_verdict(found)
+        if found["fits"]:
+            # the GPUs serving: the load's replicas, or every replica that fits the profile
+            gpus = (
+                found["gpus_needed"]
+                if job.requests_per_s
+                else found["replicas"] * found["replica_gpus"]
+            )
+            record["gpus_serving"] = gpus
+            record["capacity_requests_per_s"] = (
+                found["replicas"] * found["tokens_per_s_per_replica"] / job.output_tokens
+            )
+            if usd_per_gpu_hour is not None:
+                record["usd_per_gpu_hour"] = usd_per_gpu_hour
+                record |= usd_per_million_tokens(
+                    job,
+                    found,
+                    gpus * usd_per_gpu_hour,
+                    gpus
+                    / found["replica_gpus"]
+                    * found["tokens_per_s_per_replica"]
+                    / job.output_tokens,
+                )
+        records.append(record)
+    if fmt is OutputFormat.JSON:
+        sys.stdout.write(json.dumps(records, indent=2, default=_jsonable) + "\n")
+        return
+    if fmt is OutputFormat.TABLE:
+        table = dict(SERVE_ESTIMATE_TABLE)
+        if usd_per_gpu_hour is not None:
+            table["USD/M out"] = lambda r: _number(r.get("usd_per_million_output_tokens"), 2)
+            table["USD/M in"] = lambda r: _number(r.get("usd_per_million_input_tokens"), 2)
+        note = _serve_note(job, ranked=False)
+        if usd_per_gpu_hour is None:
+            note += "; --usd-per-gpu-hour prices each million tokens"
+        _print_records(table, records, job.name, [note], SERVE_ESTIMATE_OPTIONAL)
+        return
+    columns = [
+        "gpu_model",
+        "gpu_count",
+        "fabric_class",
+        "fits",
+        "layout",
+        "tp",
+        "pp",
+        "batch",
+        "tokens_per_s_per_gpu",
+        "tokens_per_s_per_replica",
+        "tpot_ms",
+        "ttft_ms",
+        "replica_gpus",
+        "replicas",
+        "capacity_requests_per_s",
+        "gpus_needed",
+        "memory_gb_per_gpu",
+        "prefill_share",
+        "fabric_share",
+        "multi_node",
+        "verdict",
+        *(
+            ["usd_per_million_output_tokens", "usd_per_million_input_tokens"]
+            if usd_per_gpu_hour is not None
+            else []
+        ),
+    ]
+    print_rows(
+        columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=job.name
+    )
+
+
+def _serving_layout(text: str) -> tuple[int, int]:
+    """--layout for a served model: tp=N[,pp=M]."""
+    parts: dict[str, int] = {}
+    for item in text.split(","):
+        key, _, value = item.partition("=")
+        key = key.strip().lower()
+        if key not in ("tp", "pp") or not value.strip().isdigit() or int(value) < 1:
+            raise UserError(f"--layout {text!r}: for --serve give tp=N[,pp=M]", code=2)
+        parts[key] = int(value)
+    if "tp" not in parts:
+        raise UserError(f"--layout {text!r}: for --serve give tp=N[,pp=M]", code=2)
+    return parts["tp"], parts.get("pp", 1)
 
 
 def _stored_calibrations(
@@ -875,6 +1054,79 @@ def _seller(row: dict[str, Any]) -> str:
 # A ranked offer as a person reads it, header -> value: the costs in USD, times in days, shares
 # in percent; JSON and CSV carry the raw fields (hours, fractions) at full precision. The offer
 # is its label (GPUs per instance, GPU, fabric as stated); its raw id is in csv and json.
+ServeOption = Annotated[
+    bool,
+    typer.Option("--serve", help="The workload is served (a serving preset or file), not trained."),
+]
+RequestsOption = Annotated[
+    float | None,
+    typer.Option(
+        "--requests-per-s",
+        help="--serve: the load in requests per second (default: the workload's).",
+        callback=_finite,
+        show_default=False,
+    ),
+]
+TtftOption = Annotated[
+    float | None,
+    typer.Option(
+        "--ttft-ms",
+        help="--serve: the time-to-first-token target in ms.",
+        callback=_finite,
+        show_default=False,
+    ),
+]
+TpotOption = Annotated[
+    float | None,
+    typer.Option(
+        "--tpot-ms",
+        help="--serve: the time-per-output-token target in ms.",
+        callback=_finite,
+        show_default=False,
+    ),
+]
+HoursOption = Annotated[
+    float | None,
+    typer.Option(
+        "--hours",
+        help="--serve: how long the service runs, for its cost (default 730, a month).",
+        callback=_finite,
+        show_default=False,
+    ),
+]
+
+
+def _ms(value: float | None, low: float | None = None) -> str | None:
+    """Milliseconds: whole from 10 ms up, one decimal below."""
+    digits = 1 if value is None or _missing(value) or abs(value) < 10 else 0
+    return _span(value, value if low is None else low, digits)
+
+
+def _serve_note(job: Any, ranked: bool = True) -> str:
+    """What a serving table assumes: the lengths, load and targets, and how cost is read."""
+    load = (
+        f"{job.requests_per_s:,g} requests/s"
+        if job.requests_per_s is not None
+        else "no load given (every GPU serving)"
+    )
+    targets = ", ".join(
+        f"{name} {value:,g} ms"
+        for name, value in (("TTFT", job.ttft_ms), ("TPOT", job.tpot_ms))
+        if value is not None
+    )
+    note = (
+        f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request; "
+        f"{load}; {targets or 'no latency targets'}"
+    )
+    if not ranked:
+        return note
+    return (
+        f"{note}; cost: the whole cost of the GPUs for {job.hours:,g} hours; USD per million "
+        "tokens (M) split between input and output by the time prefill and decoding take; "
+        "TPOT a range where the fabric is unknown"
+    )
+
+
 # a ranked offer's first columns, in every table of ranked offers
 OFFER_HEAD: dict[str, Callable[[dict[str, Any]], Any]] = {
     "#": lambda r: r["rank"],
@@ -897,6 +1149,32 @@ RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "fabric (as estimated)": lambda r: r["fabric_estimated_as"],
     "Pareto": lambda r: _yes_no(r["pareto"]),
 }
+# a served model's ranked offer (rank --serve)
+SERVE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    **OFFER_HEAD,
+    "region": _region,
+    "USD/M out": lambda r: _number(r["usd_per_million_output_tokens"], 2),
+    "USD/M in": lambda r: _number(r["usd_per_million_input_tokens"], 2),
+    "TPOT (ms)": lambda r: _ms(r["tpot_ms"], r["tpot_ms_low"]),
+    "TTFT (ms)": lambda r: _ms(r["ttft_ms"]),
+    "req/s": lambda r: _number(r["capacity_requests_per_s"], 1),
+    "layout": lambda r: r["layout"],
+    "cost (USD)": lambda r: _usd(r["total_cost_usd"], r["total_cost_usd_low"]),
+    "not priced": lambda r: r.get("costs_unknown"),
+    "USD/GPU-h": lambda r: _number(r["price_usd_per_gpu_hour"], 3),
+    "verdict": lambda r: r["verdict"],
+    "fabric (as estimated)": lambda r: r["fabric_estimated_as"],
+    "Pareto": lambda r: _yes_no(r["pareto"]),
+}
+SERVE_OPTIONAL = [
+    "Pareto",
+    "not priced",
+    "region",
+    "verdict",
+    "TTFT (ms)",
+    "layout",
+    "USD/M in",
+]
 RANGE_NOTE = (
     "days and cost: a range where the fabric is unknown, ranked by the worse end; cost is the "
     "whole cost (GPUs billed, a reserved term in full, storage, egress), without the parts "
@@ -932,6 +1210,21 @@ ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "GB per GPU": lambda r: _number(r["memory_gb_per_gpu"], 1),
     "fits": lambda r: _yes_no(r["fits_memory"]),
 }
+# a served model on each hardware profile (estimate --serve)
+SERVE_ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "GPU": lambda r: r["gpu_model"],
+    "GPUs": lambda r: r["gpu_count"],
+    "fabric": lambda r: r.get("fabric_class"),
+    "layout": lambda r: r["layout"],
+    "tok/s/GPU": lambda r: _number(r["tokens_per_s_per_gpu"], 0),
+    "TPOT (ms)": lambda r: _ms(r["tpot_ms"]),
+    "TTFT (ms)": lambda r: _ms(r["ttft_ms"]),
+    "req/s": lambda r: _number(r.get("capacity_requests_per_s"), 1),
+    "GPUs needed": lambda r: _number(r["gpus_needed"], 0),
+    "GB per GPU": lambda r: _number(r["memory_gb_per_gpu"], 1),
+    "verdict": lambda r: r["verdict"] or "no replica fits and meets the targets",
+}
+SERVE_ESTIMATE_OPTIONAL = ["GB per GPU", "TTFT (ms)", "GPUs", "req/s"]
 # left out first when a table is wider than the terminal, in this order
 RANK_OPTIONAL = ["Pareto", "price age (d)", "not priced", "verdict", "region", "MFU"]
 EXCLUDED_OPTIONAL = ["USD/GPU-h", "tier", "region"]
@@ -960,8 +1253,14 @@ def rank(
         str, typer.Option("--workload", "-w", help="A preset name or a workload JSON file.")
     ],
     gpus: Annotated[
-        str, typer.Option("--gpus", help="GPU count: 64, a list 8,16,64 or a range 64-512.")
-    ],
+        str | None,
+        typer.Option(
+            "--gpus",
+            help="GPU count: 64, a list 8,16,64 or a range 64-512 (--serve: default "
+            f"{SERVE_GPUS}, each offer at the fewest that carry the load).",
+            show_default=False,
+        ),
+    ] = None,
     tier: Annotated[
         list[str] | None,
         typer.Option("--tier", help="Pricing tier (repeatable): on_demand, spot, reserved_1y..."),
@@ -1044,20 +1343,36 @@ def rank(
         bool,
         typer.Option("--stated-support", help="Whole cost: add each provider's stated plan."),
     ] = False,
+    serve: ServeOption = False,
+    requests_per_s: RequestsOption = None,
+    ttft_ms: TtftOption = None,
+    tpot_ms: TpotOption = None,
+    hours: HoursOption = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Rank current offers by time-to-train and whole cost for a workload.
+    """Rank current offers by time-to-train (or, with --serve, cost per million tokens
+    served) and whole cost for a workload.
 
     Unknown fabrics are estimated at both ends (plain Ethernet to InfiniBand) and ranked by
     the pessimistic end; the JSON output is an object whose "offers" key holds the rows.
+    With --serve the workload is a serving preset or file; each offer is ranked at the
+    fewest GPUs tried that carry the load at the latency targets, for the service's hours.
     """
     from fabricscope.rank import ranking
 
     settings = _settings(warehouse)
+    if serve and (deadline_days is not None or deadline_hours is not None):
+        raise UserError(
+            "--serve has no deadline: give latency targets (--ttft-ms, --tpot-ms)", code=2
+        )
+    if serve and what_if_fabric is not None:
+        raise UserError("--what-if-fabric: for a training ranking (not with --serve yet)", code=2)
     request = _rank_request(
         workload,
         gpus,
+        serve,
+        {"requests_per_s": requests_per_s, "ttft_ms": ttft_ms, "tpot_ms": tpot_ms, "hours": hours},
         tiers=tuple(tier or ["on_demand"]),
         gpu_models=tuple(gpu_model) if gpu_model else None,
         regions=tuple(region) if region else None,
@@ -1104,14 +1419,15 @@ def rank(
         sys.stdout.write(json.dumps(payload, indent=2, default=_jsonable) + "\n")
         return
     if fmt is OutputFormat.CSV:
-        columns = list(ranking.EXCLUDED_COLUMNS if show_excluded else ranking.RANKED_COLUMNS)
+        columns = list(ranking.EXCLUDED_COLUMNS if show_excluded else result.columns)
         print_rows(columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt)
         return
+    counts = gpus or SERVE_GPUS
     title = (
-        f"{request.workload.name} on {gpus} GPUs: {len(result.offers)} offers ranked, "
+        f"{request.workload.name} on {counts} GPUs: {len(result.offers)} offers ranked, "
         f"{len(result.excluded)} excluded (snapshot {snapshot})"
     )
-    notes = [] if show_excluded else [RANGE_NOTE]
+    notes = [] if show_excluded else [_serve_note(request.workload) if serve else RANGE_NOTE]
     if len(records) < len(frame):
         what = "excluded offers" if show_excluded else "offers"
         notes.append(
@@ -1120,6 +1436,8 @@ def rank(
         )
     if show_excluded:
         _print_records(EXCLUDED_TABLE, records, title, notes, EXCLUDED_OPTIONAL)
+    elif serve:
+        _print_records(SERVE_TABLE, records, title, notes, SERVE_OPTIONAL)
     else:
         _print_records(RANK_TABLE, records, title, notes, RANK_OPTIONAL)
 

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from fabricscope.files import read_json_input
+from fabricscope.model.serving import ServingWorkload
 from fabricscope.model.workload import Workload
 
 PRESETS_FILE = Path(__file__).parent / "presets" / "workloads.json"
@@ -127,3 +128,85 @@ def load_workload(name_or_file: str) -> Workload:
         fields = {**named[shape]["fields"], "name": f"{shape} ({path.stem})", **fields}
     fields.setdefault("name", path.stem)
     return parse_workload(fields, str(path))
+
+
+# ---- serving workloads (fabricscope/model/serving.py): presets in presets/serving.json
+
+SERVING_PRESETS_FILE = Path(__file__).parent / "presets" / "serving.json"
+
+
+@cache
+def serving_presets() -> dict[str, dict[str, Any]]:
+    entries = json.loads(SERVING_PRESETS_FILE.read_text(encoding="utf-8"))
+    return {entry["preset"]: entry for entry in entries}
+
+
+def serving_architecture(shape: Any, context: int, origin: str) -> Workload:
+    """A served model's shape as a Workload: a named architecture (:func:`architectures`)
+    or an object of the shape fields, at ``context`` tokens. A Workload also holds a training
+    plan; the serving model reads none of it, so it is set to one sequence."""
+    if isinstance(shape, str):
+        named = architectures()
+        if shape not in named:
+            raise WorkloadError(
+                f"{origin}: architecture: {shape!r} is not one of {', '.join(sorted(named))}"
+            )
+        fields = dict(named[shape]["fields"])
+        name = shape
+    elif isinstance(shape, dict):
+        unknown = sorted(set(shape) - SHAPE_FIELDS - {"name"})
+        if unknown:
+            raise WorkloadError(
+                f"{origin}: architecture: {', '.join(unknown)} not a model shape field "
+                f"(one of {', '.join(sorted(SHAPE_FIELDS))})"
+            )
+        fields = dict(shape)
+        name = str(fields.pop("name", "model"))
+    else:
+        raise WorkloadError(f"{origin}: architecture: give a name or an object of shape fields")
+    plan = {"name": name, "seq_len": max(context, 1), "tokens": float(max(context, 1))}
+    return parse_workload({**fields, **plan, "global_batch_size": 1}, f"{origin}: architecture")
+
+
+def parse_serving(fields: dict[str, Any], origin: str) -> ServingWorkload:
+    """A ServingWorkload from its fields, ``architecture`` a name or shape fields."""
+    fields = dict(fields)
+    shape = fields.pop("architecture", None)
+    if shape is None:
+        raise WorkloadError(f"{origin}: architecture: required (a name or shape fields)")
+    try:
+        context = int(fields.get("input_tokens", 1)) + int(fields.get("output_tokens", 1))
+    except (TypeError, ValueError):
+        context = 1
+    arch = serving_architecture(shape, context, origin)
+    fields.setdefault("name", arch.name)
+    try:
+        return ServingWorkload(**fields, architecture=arch)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"]) or "workload"
+        raise WorkloadError(f"{origin}: {where}: {error['msg']}") from None
+
+
+def load_serving_workload(name_or_file: str) -> ServingWorkload:
+    """A serving preset, or a JSON file of ServingWorkload fields (``architecture``: a named
+    architecture or the shape fields); a file with ``"preset"`` starts from that serving
+    preset and changes only the fields it gives."""
+    known = serving_presets()
+    if name_or_file in known:
+        return parse_serving(known[name_or_file]["workload"], f"preset {name_or_file}")
+    path = Path(name_or_file)
+    if not path.is_file():
+        raise WorkloadError(
+            f"{name_or_file!r} is neither a serving preset ({', '.join(known)}) nor a file"
+        )
+    fields = read_json_input(path, WorkloadError)
+    if not isinstance(fields, dict):
+        raise WorkloadError(f"{path}: expected a JSON object of serving workload fields")
+    base = fields.pop("preset", None)
+    if base is not None:
+        if not isinstance(base, str) or base not in known:
+            raise WorkloadError(f"{path}: preset: {base!r} is not one of {', '.join(known)}")
+        fields = {**known[base]["workload"], "name": f"{base} ({path.stem})", **fields}
+    fields.setdefault("name", path.stem)
+    return parse_serving(fields, str(path))

@@ -12,6 +12,9 @@ makes you pay beyond it, and the storage, egress and support it needs.
   stated price per TB-month (``provider_costs``, sourced) or the price the user gives.
 - **Egress**: the trained weights (``WEIGHTS_BYTES_PER_PARAM``), or the TB the user gives,
   at the provider's stated price per GB or the user's.
+- **Serving** (a workload of kind "serving"): the GPUs for the service's hours; storage holds
+  the served weights; egress is only what the user gives (answers leave as API responses,
+  which no price list here covers).
 - **Support**: none unless asked for: a plan the user prices as a share of the GPU bill, or
   the provider's stated plan (``include_stated_support``).
 
@@ -140,9 +143,12 @@ def whole_cost(
     notes: list[str] = []
     unknown: list[str] = []
 
-    trainable = float(getattr(workload, "trainable_params", 0.0) or 0.0)
+    serving = getattr(workload, "kind", None) == "serving"
+    trainable = 0.0 if serving else float(getattr(workload, "trainable_params", 0.0) or 0.0)
     checkpoint_tb = inputs.checkpoints_kept * CHECKPOINT_BYTES_PER_PARAM * trainable / TB
-    stored_tb = checkpoint_tb + (inputs.dataset_tb or 0.0)
+    # a served model keeps its weights on storage (once), nothing to download
+    weights_tb = float(workload.weight_bytes) / TB if serving else 0.0
+    stored_tb = checkpoint_tb + weights_tb + (inputs.dataset_tb or 0.0)
     storage_rate = inputs.storage_usd_per_tb_month
     if storage_rate is None:
         storage_rate = _known(row.get("cost_storage_usd_per_tb_month"))
@@ -164,7 +170,9 @@ def whole_cost(
         storage = (
             None if storage_rate is None else stored_tb * hours / HOURS_PER_MONTH * storage_rate
         )
-        egress = None if egress_rate is None else egress_tb * 1000.0 * egress_rate
+        egress = (
+            0.0 if not egress_tb else None if egress_rate is None else egress_tb * 1e3 * egress_rate
+        )
         support = None if support_pct is None else gpu * support_pct / 100.0
         total = gpu + sum(v for v in (storage, egress, support) if v is not None)
         return {
@@ -180,7 +188,7 @@ def whole_cost(
     fast = at(float(row[time_low_h]), float(row["cost_usd_low"]))
     if storage_rate is None:
         unknown.append("storage")
-    if egress_rate is None:
+    if egress_rate is None and egress_tb:
         unknown.append("egress")
     if floor_why:
         notes.append(f"commitment: {floor_why}")
@@ -193,9 +201,14 @@ def whole_cost(
     basis = [f"GPUs: {billed_gpus:,} x ${price:,.2f} per GPU-hour"]
     if floor_why:
         basis.append(f"billed at least {floor_hours:,.0f} hours ({floor_why})")
-    basis.append(
-        f"storage: {stored_tb:,.2f} TB ({inputs.checkpoints_kept} checkpoints of "
+    kept = (
+        f"the weights, {weights_tb:,.2f} TB"
+        if serving
+        else f"{inputs.checkpoints_kept} checkpoints of "
         f"{checkpoint_tb / max(inputs.checkpoints_kept, 1):,.2f} TB"
+    )
+    basis.append(
+        f"storage: {stored_tb:,.2f} TB ({kept}"
         + (f" and {inputs.dataset_tb:g} TB of data" if inputs.dataset_tb else "; data not given")
         + ")"
         + (

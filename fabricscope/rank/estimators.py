@@ -13,6 +13,7 @@ finds its estimator. Training is the one kind today; a serving estimator plugs i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
@@ -102,6 +103,10 @@ class Estimator(Protocol):
     # blend score, the Pareto front and the order of equal scores read (lower is better)
     time: ClassVar[str]
     time_low: ClassVar[str]
+    # the hours the GPUs are rented for at each end: what the whole cost bills (training: the
+    # time to train; serving: the service's hours)
+    hours: ClassVar[str]
+    hours_low: ClassVar[str]
 
     def results(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
         """One result per profile (vectorised: one model call for all of them); each has
@@ -168,6 +173,8 @@ class TrainingEstimator:
     )
     time: ClassVar[str] = "time_to_train_h"
     time_low: ClassVar[str] = "time_to_train_h_low"
+    hours: ClassVar[str] = "time_to_train_h"
+    hours_low: ClassVar[str] = "time_to_train_h_low"
     # the model outputs carried onto each row (at the slower end)
     outputs: ClassVar[tuple[str, ...]] = (
         "time_to_train_h",
@@ -253,7 +260,211 @@ class TrainingEstimator:
 
 
 TRAINING = TrainingEstimator()
-ESTIMATORS: dict[str, Estimator] = {TRAINING.kind: TRAINING}
+
+
+# ---- serving
+
+
+class ServingEstimator:
+    """Serving a model to a load for some hours: the serving model
+    (fabricscope/model/serving.py). A row rents its GPU count in whole nodes for the
+    service's hours; it has a plan when a replica fits and meets the latency targets and, with
+    a load, when its replicas carry the load at the slower fabric end. Its "time" is the time
+    per output token reached (ms), so the blend, the Pareto front and ``objective="time"``
+    weigh latency against cost; serving has no deadline."""
+
+    kind: ClassVar[str] = "serving"
+    columns: ClassVar[tuple[str, ...]] = (
+        *OFFER_COLUMNS,
+        "usd_per_million_output_tokens",
+        "usd_per_million_input_tokens",
+        "tpot_ms",
+        "tpot_ms_low",
+        "ttft_ms",
+        "tokens_per_s_per_gpu",
+        "tokens_per_s_per_gpu_low",
+        "capacity_requests_per_s",
+        "capacity_requests_per_s_low",
+        "load_requests_per_s",
+        "replicas",
+        "replica_gpus",
+        "layout",
+        "batch",
+        "verdict",
+        "fabric_share",
+        "memory_gb_per_gpu",
+        "service_hours",
+        "cost_usd",
+        "cost_usd_low",
+        *COST_COLUMNS,
+        *FABRIC_COLUMNS,
+        *PRICE_COLUMNS,
+        *TAIL_COLUMNS,
+    )
+    time: ClassVar[str] = "tpot_ms"
+    time_low: ClassVar[str] = "tpot_ms_low"
+    hours: ClassVar[str] = "service_hours"
+    hours_low: ClassVar[str] = "service_hours"
+
+    def results(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
+        from fabricscope.model.serving import estimate_serving
+
+        result = estimate_serving(workload, catalog.build(profiles))
+        rows = []
+        for i, profile in enumerate(profiles):
+            row = result.row(i)
+            capacity = self._capacity(workload, row, int(profile["gpu_count"]))
+            rows.append(
+                {
+                    **row,
+                    "capacity_requests_per_s": capacity,
+                    "has_plan": bool(row["fits"]) and self._carries(workload, capacity),
+                }
+            )
+        return rows
+
+    def has_plan(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[bool]:
+        return [bool(row["has_plan"]) for row in self.results(workload, profiles)]
+
+    @staticmethod
+    def _capacity(workload: Any, result: Mapping[str, Any], gpus: int) -> float:
+        """Requests per second the replicas that fit on ``gpus`` GPUs serve at the targets."""
+        if not result["fits"]:
+            return 0.0
+        replicas = math.floor(gpus / result["replica_gpus"])
+        return replicas * result["tokens_per_s_per_replica"] / workload.output_tokens
+
+    @staticmethod
+    def _carries(workload: Any, capacity: float) -> bool:
+        return workload.requests_per_s is None or capacity >= workload.requests_per_s
+
+    def row(
+        self,
+        workload: Any,
+        candidate: Mapping[str, Any],
+        slow: Mapping[str, Any],
+        fast: Mapping[str, Any],
+        rented_gpus: int,
+    ) -> dict[str, Any]:
+        notes: list[str] = []
+        # every replica that fits on the GPUs paid for (whole nodes) serves
+        capacity = self._capacity(workload, slow, rented_gpus)
+        capacity_low = self._capacity(workload, fast, rented_gpus)
+        has_plan = bool(slow["fits"]) and self._carries(workload, capacity)
+        price = float(candidate["price_usd_per_gpu_hour"])
+        hours = float(workload.hours)
+        cost = hours * rented_gpus * price
+        load = workload.requests_per_s
+        per_million = {"usd_per_million_output_tokens": None, "usd_per_million_input_tokens": None}
+        if has_plan:
+            per_million = usd_per_million_tokens(workload, slow, rented_gpus * price, capacity)
+            if load is not None and capacity > 2 * load:
+                notes.append(
+                    f"carries {capacity:,.1f} requests/s, over twice the load: the smallest "
+                    "count tried that carries it"
+                )
+        worst = candidate["pessimistic"][0] if candidate["fabric_range"] else None
+        verdict = serving_verdict(slow, fast, worst)
+        layout = serving_layout(slow)
+        return {
+            "has_plan": has_plan,
+            "fits": bool(slow["fits"]),
+            **per_million,
+            "tpot_ms": slow["tpot_ms"],
+            "tpot_ms_low": fast["tpot_ms"],
+            "ttft_ms": slow["ttft_ms"],
+            "tokens_per_s_per_gpu": slow["tokens_per_s_per_gpu"],
+            "tokens_per_s_per_gpu_low": fast["tokens_per_s_per_gpu"],
+            "capacity_requests_per_s": capacity,
+            "capacity_requests_per_s_low": capacity_low,
+            "load_requests_per_s": load,
+            "replicas": math.floor(rented_gpus / slow["replica_gpus"]) if slow["fits"] else None,
+            "replica_gpus": slow["replica_gpus"],
+            "layout": layout,
+            "batch": slow["batch"],
+            "verdict": verdict,
+            "fabric_share": slow["fabric_share"],
+            "memory_gb_per_gpu": slow["memory_gb_per_gpu"],
+            "service_hours": hours,
+            "cost_usd": cost,
+            "cost_usd_low": cost,
+            "notes": notes,
+        }
+
+    def no_plan_reason(self, workload: Any, row: Mapping[str, Any]) -> str:
+        gpus = int(row["gpus"])
+        if not row.get("fits"):
+            targets = [
+                f"{name} {value:,.0f} ms"
+                for name, value in (("TTFT", workload.ttft_ms), ("TPOT", workload.tpot_ms))
+                if value is not None
+            ]
+            memory = row.get("gpu_memory_gb")
+            of = f" of {float(memory):.0f} GB each" if memory else ""
+            why = (
+                f"no replica on up to {gpus:,} GPUs{of} holds the "
+                f"{workload.weight_bytes / 1e9:,.0f} GB of weights and a sequence's KV cache"
+                + (f" and meets {' and '.join(targets)}" if targets else "")
+            )
+        else:
+            why = (
+                f"{gpus:,} GPUs serve {row['capacity_requests_per_s']:,.2f} requests/s at the "
+                f"targets, short of the load of {workload.requests_per_s:,.2f}"
+            )
+        near = row.get("workable_gpus") or ()
+        if near:
+            return f"{why}; it has a plan on {' or '.join(f'{n:,}' for n in near)} GPUs"
+        return f"{why}; none of the GPU counts tried near it (up to 16x) has a plan"
+
+
+def usd_per_million_tokens(
+    workload: Any, result: Mapping[str, Any], usd_per_hour: float, capacity: float
+) -> dict[str, float | None]:
+    """USD per million output and per million input tokens of GPUs costing ``usd_per_hour``
+    that serve the workload's load (or, without one, their ``capacity`` in requests/s), the
+    cost split between prefill (input) and decode (output) by their share of a replica's
+    time."""
+    served = workload.requests_per_s if workload.requests_per_s is not None else capacity
+    if not result["fits"] or not served or served <= 0:
+        return {"usd_per_million_output_tokens": None, "usd_per_million_input_tokens": None}
+    share = float(result["prefill_share"])
+    per_second = usd_per_hour / 3600.0
+    return {
+        "usd_per_million_output_tokens": per_second
+        * (1.0 - share)
+        / (served * workload.output_tokens / 1e6),
+        "usd_per_million_input_tokens": per_second * share / (served * workload.input_tokens / 1e6),
+    }
+
+
+def serving_verdict(
+    slow: Mapping[str, Any], fast: Mapping[str, Any] | None = None, worst: str | None = None
+) -> str | None:
+    """Whether the fabric matters to a served model: only when a replica spans nodes, and
+    then by its share of a decode step's time. ``worst``: the slower fabric end's class,
+    where the fabric is a range."""
+    if not slow["fits"]:
+        return None
+    if not slow["multi_node"]:
+        return "the fabric does not matter: fits one node"
+    verdict = f"multi-node serving: the fabric costs {slow['fabric_share']:.0%}"
+    if (
+        worst
+        and fast is not None
+        and f"{fast['fabric_share']:.0%}" != f"{slow['fabric_share']:.0%}"
+    ):
+        verdict += f" (on {worst}) to {fast['fabric_share']:.0%}"
+    return verdict
+
+
+def serving_layout(result: Mapping[str, Any]) -> str | None:
+    if not result["fits"]:
+        return None
+    return f"TP{result['tp']:.0f} x PP{result['pp']:.0f}, batch {result['batch']:.0f}"
+
+
+SERVING = ServingEstimator()
+ESTIMATORS: dict[str, Estimator] = {TRAINING.kind: TRAINING, SERVING.kind: SERVING}
 
 
 def estimator_for(workload: Any) -> Estimator:

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from fabricscope import frames
 from fabricscope.evidence import transparency
 from fabricscope.evidence.calibrate import ALL_REDUCE_SQL, all_reduce_by_provider
+from fabricscope.model.serving import ServingWorkload
 from fabricscope.model.workload import Workload
 from fabricscope.rank import catalog
 from fabricscope.rank.costs import CostInputs, whole_cost
@@ -112,11 +113,12 @@ class RankingError(ValueError):
 
 
 class RankRequest(BaseModel):
-    """What to rank: one workload, GPU counts to consider, tiers and constraints."""
+    """What to rank: one workload (to train or to serve), GPU counts to consider, tiers and
+    constraints."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    workload: Workload
+    workload: Workload | ServingWorkload
     gpu_counts: tuple[int, ...] = Field(min_length=1)
     tiers: tuple[PricingTier, ...] = (PricingTier.ON_DEMAND,)
     gpu_models: tuple[str, ...] | None = None
@@ -165,6 +167,8 @@ class RankRequest(BaseModel):
     def _override_is_a_network(self) -> RankRequest:
         if self.fabric_override == "none":
             raise ValueError("fabric_override 'none' cannot carry a multi-node job")
+        if self.workload.kind == "serving" and self.deadline_hours is not None:
+            raise ValueError("a serving workload has no deadline: give latency targets instead")
         return self
 
 
@@ -948,7 +952,7 @@ def _estimate(
         outputs = estimator.row(job, row, slow, fast, rented)
         if outputs["has_plan"]:  # the whole cost (rank/costs.py), from the offer's terms
             whole = whole_cost(
-                {**row, **outputs}, job, request.costs, estimator.time, estimator.time_low
+                {**row, **outputs}, job, request.costs, estimator.hours, estimator.hours_low
             )
             cost_notes = whole.pop("cost_notes")
             outputs |= whole

@@ -55,6 +55,8 @@ class BatchEstimator:
     )
     time: ClassVar[str] = "hours"
     time_low: ClassVar[str] = "hours_low"
+    hours: ClassVar[str] = "hours"
+    hours_low: ClassVar[str] = "hours_low"
 
     def results(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
         out = []

@@ -1,0 +1,125 @@
+"""`fabricscope estimate --serve` and `fabricscope rank --serve` (issue 36), through the real
+console script."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from fabricscope.rank.estimators import SERVING
+from tests.helpers import fabricscope
+
+WIDE = {"COLUMNS": "250"}
+HARDWARE = json.dumps(
+    [
+        {
+            "gpu_model": "H100 SXM",
+            "gpu_count": 16,
+            "gpus_per_node": 8,
+            "fabric_class": fabric,
+            "fabric_gbps_per_gpu": gbps,
+        }
+        for fabric, gbps in (("ethernet", 100), ("infiniband", 400))
+    ]
+)
+
+
+def test_estimate_serve_prices_a_million_tokens_and_says_when_the_fabric_matters(tmp_path):
+    hardware = tmp_path / "hw.json"
+    hardware.write_text(HARDWARE)
+    done = fabricscope(
+        "estimate",
+        "--serve",
+        "-w",
+        "llama3-405b-bf16",
+        "--hardware",
+        str(hardware),
+        "--usd-per-gpu-hour",
+        "2.5",
+        "--format",
+        "json",
+    )
+    assert done.returncode == 0, done.stderr
+    ethernet, infiniband = json.loads(done.stdout)
+    assert ethernet["layout"].startswith("TP8 x PP2") and ethernet["multi_node"]
+    assert ethernet["tpot_ms"] > infiniband["tpot_ms"]
+    assert ethernet["verdict"].startswith("multi-node serving: the fabric costs")
+    # the GPUs that carry the load are paid for by its tokens, input and output
+    for row in (ethernet, infiniband):
+        assert row["gpus_needed"] % 16 == 0
+        per_hour = (
+            (
+                row["usd_per_million_output_tokens"] * 512
+                + row["usd_per_million_input_tokens"] * 2048
+            )
+            * 2
+            * 3600
+            / 1e6
+        )
+        assert abs(per_hour - row["gpus_needed"] * 2.5) < 1e-6
+    table = fabricscope(
+        "estimate",
+        "--serve",
+        "-w",
+        "llama3-70b-chat",
+        "--hardware",
+        str(hardware),
+        "--layout",
+        "tp=4",
+        env=WIDE,
+    )
+    assert table.returncode == 0, table.stderr
+    assert "TP4 x PP1" in table.stdout and "fits one node" in table.stdout
+    assert "--usd-per-gpu-hour prices each million tokens" in " ".join(table.stdout.split())
+
+
+def test_rank_serve_ranks_offers_by_the_cost_of_carrying_the_load(fixture_warehouse):
+    args = ["rank", "--serve", "-w", "llama3-70b-chat", "--warehouse", str(fixture_warehouse)]
+    done = fabricscope(*args, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    offers = payload["offers"]
+    assert offers and payload["request"]["gpu_counts"][0] == 1
+    assert all(o["capacity_requests_per_s"] >= 10 for o in offers)
+    costs = [o["total_cost_usd"] for o in offers]
+    assert costs == sorted(costs)
+    table = fabricscope(*args, "--requests-per-s", "3", env=WIDE)
+    assert table.returncode == 0, table.stderr
+    assert "USD/M out" in table.stdout and "3 requests/s" in table.stdout
+    rows = list(csv.reader(io.StringIO(fabricscope(*args, "--format", "csv").stdout)))
+    assert rows[0] == list(SERVING.columns)
+
+
+def test_serve_flags_and_presets_of_the_other_kind_are_one_line_errors(tmp_path):
+    cases = [
+        (["rank", "-w", "llama3-70b-chat", "--gpus", "8"], "a serving preset: add --serve"),
+        (["rank", "--serve", "-w", "llama3-70b"], "a training preset; serving presets:"),
+        (["rank", "--serve", "-w", "llama3-70b-chat", "--deadline-days", "3"], "no deadline"),
+        (
+            ["rank", "-w", "llama3-70b", "--gpus", "8", "--tpot-ms", "50"],
+            "--tpot-ms: for a serving",
+        ),
+        (["rank", "-w", "llama3-70b"], "--gpus: give a count"),
+        (
+            ["rank", "--serve", "-w", "llama3-70b-chat", "--requests-per-s", "-1"],
+            "--requests-per-s",
+        ),
+        (
+            [
+                "estimate",
+                "--serve",
+                "-w",
+                "llama3-70b-chat",
+                "--hardware",
+                "x.json",
+                "--layout",
+                "dp=2",
+            ],
+            "for --serve give tp=N[,pp=M]",
+        ),
+    ]
+    for args, message in cases:
+        done = fabricscope(*args, "--warehouse", str(tmp_path / "none.duckdb"))
+        assert done.returncode == 2, (args, done.stderr)
+        assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
