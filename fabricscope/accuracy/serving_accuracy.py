@@ -88,6 +88,16 @@ def _workload(case: ServingCase) -> ServingWorkload:
     )
 
 
+def layout(case: ServingCase) -> tuple[int, int]:
+    """The (TP, PP) a case is scored at. A layout of data-parallel attention and experts over
+    n GPUs (TensorRT-LLM's "DEP n": no TP degree, EP and DP n) splits the weights and the batch
+    over all n GPUs, as TP n does in the model: it is scored as TP n (the experts' all-to-all
+    costed as TP's all-reduce)."""
+    if case.tp is None and case.pp is None and case.ep == case.gpus and case.gpus > 1:
+        return case.gpus, 1
+    return case.tp or 1, case.pp or 1
+
+
 def scorable(cases: Sequence[ServingCase]) -> tuple[list[Scorable], list[tuple[str, str]]]:
     """The cases the model can be scored on now, and each other case with why not."""
     specs = catalog.gpu_specs()
@@ -114,8 +124,7 @@ def scorable(cases: Sequence[ServingCase]) -> tuple[list[Scorable], list[tuple[s
         except (KeyError, ValueError, HardwareError) as exc:
             skipped.append((case.case_id, f"workload: {str(exc).splitlines()[0]}"))
             continue
-        tp = case.tp or 1
-        pp = case.pp or 1
+        tp, pp = layout(case)
         profile = {
             "gpu_model": case.gpu_model,
             "gpu_count": tp * pp,
@@ -206,40 +215,96 @@ def fit(items: Sequence[Scorable]) -> ServingConstants:
     return best[1]
 
 
+# The architecture generation of each GPU a scored case ran on (NVIDIA's product pages name
+# each part's architecture: A100 Ampere, L40S Ada Lovelace, H100 and H200 Hopper, B200 and
+# GB200 Blackwell); a GPU missing here is refused, not guessed
+GENERATIONS: dict[str, str] = {
+    "A100-SXM-80GB": "ampere",
+    "A100-SXM-40GB": "ampere",
+    "L40S-PCIE-48GB": "ada",
+    "H100-SXM-80GB": "hopper",
+    "H100-NVL-94GB": "hopper",
+    "H100-PCIE-80GB": "hopper",
+    "H200-SXM-141GB": "hopper",
+    "H200-NVL-141GB": "hopper",
+    "B200-SXM-180GB": "blackwell",
+    "GB200-NVL-186GB": "blackwell",
+    "GB300-NVL-288GB": "blackwell",
+    "RTXPRO6000-PCIE-96GB": "blackwell",
+}
+# how a held-out split groups the cases: a source (one table version, the blog), a source
+# family (MLPerf or the TensorRT-LLM tables), a GPU generation
+SPLITS = {
+    "source_id": "leave one source out (each table version and the blog)",
+    "family": "leave one source family out (MLPerf, TensorRT-LLM)",
+    "generation": "leave one GPU generation out (Ampere, Ada, Hopper, Blackwell)",
+}
+
+
+def group_of(item: Scorable, by: str) -> str:
+    """The group a case belongs to under a held-out split (``SPLITS``)."""
+    if by == "generation":
+        generation = GENERATIONS.get(item.case.gpu_model)
+        if generation is None:
+            raise KeyError(f"{item.case.gpu_model}: no GPU generation in GENERATIONS")
+        return generation
+    return str(getattr(item.case, by))
+
+
 def held_out(items: Sequence[Scorable], by: str = "source_id") -> pd.DataFrame:
-    """Each group of cases (a source, a GPU generation) predicted with efficiencies fitted on
-    the other groups only: the scored frame of every held-out case."""
-    groups = sorted({str(getattr(item.case, by)) for item in items})
+    """Each group of cases (a source, a source family, a GPU generation) predicted with
+    efficiencies fitted on the other groups only: the scored frame of every held-out case
+    (empty when there is one group: nothing to fit the others on)."""
+    keys = [group_of(item, by) for item in items]
     frames = []
-    for group in groups:
-        inside = [i for i in items if str(getattr(i.case, by)) == group]
-        others = [i for i in items if str(getattr(i.case, by)) != group]
+    for group in sorted(set(keys)):
+        inside = [i for i, k in zip(items, keys, strict=True) if k == group]
+        others = [i for i, k in zip(items, keys, strict=True) if k != group]
         if not others:
             continue
         frames.append(score(inside, fit(others)).assign(held_out=group))
+    if not frames:
+        return pd.DataFrame(columns=[*SCORED_COLUMNS, "held_out"])
     return pd.concat(frames, ignore_index=True)
 
 
+def _line(name: str, frame: pd.DataFrame) -> str:
+    row = summary(frame).iloc[0]
+    planned = int(row["cases"] - row["unplanned"])
+    if not planned:
+        return f"{name}: no planned case"
+    return (
+        f"{name}: median {row['median_abs']:.1%}, p90 {row['p90_abs']:.1%}, signed median "
+        f"{row['signed_median']:+.1%} ({planned} planned)"
+    )
+
+
 def report() -> str:
-    """The figures docs/MODEL.md quotes: the fitted efficiencies, in-sample and held-out
-    (leave one source out) errors, and the plain roofline on the same cases."""
+    """The figures docs/MODEL.md quotes: the fitted efficiencies, in-sample errors, each
+    held-out split (``SPLITS``) overall and per held-out group, each beside the plain roofline
+    on the same cases, and the priors."""
     items, skipped = load_scorable()
     fitted = fit(items)
+    roofline = score(items, ROOFLINE)
     lines = [
         f"scored {len(items)} cases, skipped {len(skipped)}",
-        f"fitted: hbm {fitted.hbm_efficiency}, decode {fitted.decode_compute_efficiency}, "
-        f"prefill {fitted.prefill_efficiency}",
+        "fitted: " + ", ".join(f"{name} {getattr(fitted, name)}" for name in FIT_GRID),
+        _line("in-sample", score(items, fitted)),
+        _line("ServingConstants' defaults", score(items, ServingConstants())),
+        _line("plain roofline", roofline),
     ]
-    for name, frame in (
-        ("in-sample", score(items, fitted)),
-        ("leave one source out", held_out(items)),
-        ("plain roofline", score(items, ROOFLINE)),
-    ):
-        row = summary(frame).iloc[0]
-        lines.append(
-            f"{name}: median {row['median_abs']:.1%}, p90 {row['p90_abs']:.1%}, signed median "
-            f"{row['signed_median']:+.1%} ({int(row['cases'] - row['unplanned'])} planned)"
-        )
+    for by, title in SPLITS.items():
+        frame = held_out(items, by)
+        groups = sorted({group_of(item, by) for item in items})
+        if frame.empty:
+            lines.append(f"{title}: one group only ({', '.join(groups)}): nothing to hold out")
+            continue
+        same = roofline[roofline["case_id"].isin(frame["case_id"])]
+        lines.append(_line(title, frame) + " | " + _line("roofline", same))
+        by_case = roofline.set_index("case_id")
+        for group, part in frame.groupby("held_out"):
+            base = by_case.loc[part["case_id"]].reset_index()
+            lines.append("  " + _line(str(group), part) + " | " + _line("roofline", base))
     return "\n".join(lines)
 
 

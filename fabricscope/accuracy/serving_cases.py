@@ -235,6 +235,23 @@ SERVING_ARCHITECTURES: dict[str, dict[str, Any]] = {
     },
 }
 
+# Multi-head latent attention (MLA) of named architectures whose training shapes model it as
+# standard attention (the training model reads neither field; a serving KV cache does):
+# the latent's width and the decoupled rotary key's, each with its source.
+SERVING_MLA: dict[str, dict[str, Any]] = {
+    "deepseek-v3": {
+        "source": (
+            "DeepSeek-AI 2024, 'DeepSeek-V3 Technical Report', arXiv:2412.19437, section 4.2: "
+            "'The KV compression dimension d_c is set to 512 ... For the decoupled queries and "
+            "key, we set the per-head dimension d_h^R to 64' (section 2.1.1: only the latent "
+            "c_t^KV and the rotary key k_t^R are cached during generation) = "
+            "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json "
+            "(kv_lora_rank 512, qk_rope_head_dim 64)"
+        ),
+        "fields": {"kv_lora_rank": 512, "rope_head_dim": 64},
+    },
+}
+
 # Published model names (exactly as the tables spell them, case-folded) -> architecture.
 # Where a name maps onto an existing training preset, the architecture is the same:
 MODEL_NAMES: dict[str, str] = {
@@ -278,10 +295,16 @@ MODEL_NAMES: dict[str, str] = {
 
 
 def architecture(name: str) -> dict[str, Any]:
-    """A case's model shape (the Workload shape fields) with its description and source."""
+    """A case's model shape (the Workload shape fields) with its description and source; MLA
+    from SERVING_MLA where the named shape models it as standard attention."""
     known = architectures()
     if name in known:
-        return known[name]
+        entry = known[name]
+        mla = SERVING_MLA.get(name)
+        if mla is None:
+            return entry
+        fields = {**entry["fields"], **mla["fields"]}
+        return {**entry, "fields": fields, "source": f"{entry['source']}; MLA: {mla['source']}"}
     if name in SERVING_ARCHITECTURES:
         return {"architecture": name, **SERVING_ARCHITECTURES[name]}
     raise KeyError(f"no architecture named {name!r}")

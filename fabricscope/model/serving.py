@@ -61,15 +61,18 @@ class ServingConstants:
         "share of peak FLOP/s a decode step's matmuls reach when compute-bound; fitted as above",
     )
     prefill_efficiency: float = _constant(
-        0.5,
+        0.6,
         "fitted",
         "share of peak FLOP/s prefill's matmuls and attention reach; fitted as above",
     )
     memory_headroom: float = _constant(
         0.1,
-        "prior",
-        "share of HBM kept free of weights and KV cache (activations, the runtime, "
-        "fragmentation); vLLM's default gpu_memory_utilization is 0.9",
+        "measured",
+        "share of the memory the weights leave that the KV cache does not take (activations, "
+        "the runtime): TensorRT-LLM's KvCacheConfig free_gpu_memory_fraction defaults to 0.9, "
+        "'90% of free GPU memory for KV cache' (nvidia.github.io/TensorRT-LLM/examples/"
+        "kvcacheconfig.html), the engine of every scored case (vLLM's gpu_memory_utilization "
+        "0.9 is a share of the whole memory instead)",
     )
     activation_bytes: float = _constant(
         2.0, "measured", "bytes per activation value passed between GPUs (16-bit)"
@@ -112,9 +115,28 @@ class ServingWorkload(BaseModel):
 
     @property
     def kv_bytes_per_token(self) -> float:
-        """K and V of every layer for one token: 2 x layers x KV width x bytes."""
+        """K and V of every layer for one token: 2 x layers x KV width x bytes; with MLA
+        (``kv_lora_rank``) one latent of kv_lora_rank + rope_head_dim elements per layer,
+        shared by every head."""
         arch = self.architecture
+        if arch.kv_lora_rank is not None:
+            latent = arch.kv_lora_rank + (arch.rope_head_dim or 0)
+            return arch.layers * latent * BYTES[self.kv_cache]
         return 2.0 * arch.layers * arch.kv_dim * BYTES[self.kv_cache]
+
+    @property
+    def attention_flops_per_context_token(self) -> float:
+        """FLOPs one decoded token spends on one earlier token's key and value, over every
+        layer: 2 x heads x (key width + value width) per layer; with MLA (absorbed, as its
+        decode kernels run it) the keys are the latent and its rotary part, the values the
+        latent."""
+        arch = self.architecture
+        if arch.kv_lora_rank is not None:
+            key = arch.kv_lora_rank + (arch.rope_head_dim or 0)
+            value = arch.kv_lora_rank
+        else:
+            key = value = arch.head_width
+        return 2.0 * arch.layers * arch.heads * (key + value)
 
 
 @dataclass(frozen=True)
@@ -161,7 +183,10 @@ def estimate_serving(
     c = constants or ServingConstants()
     links = ModelConstants()
     arch = job.architecture
-    tp, pp = _layouts()
+    if layout is None:
+        tp, pp = _layouts()
+    else:
+        tp, pp = np.array([float(layout[0])]), np.array([float(layout[1])])
     # shapes: (profiles, layouts, batches)
     col = {
         name: getattr(profiles, name)[:, None, None]
@@ -183,13 +208,16 @@ def estimate_serving(
     gpus = t * p
     domain = np.minimum(col["nvlink_domain_gpus"], col["gpu_count"])
     context = job.input_tokens + job.output_tokens
-    usable = col["hbm_bytes"] * (1.0 - c.memory_headroom)
+    kv_share = 1.0 - c.memory_headroom
     # pipeline stages beyond one NVLink domain cross the fabric
     stages_across = np.where(gpus > domain, p, 1.0)
     if layout is None:
         # pipeline stages only once tensor parallelism fills the NVLink domain, and across
         # domains (over the fabric) only when one sequence does not fit in one domain
-        one_domain = (job.weight_bytes + context * job.kv_bytes_per_token) / domain <= usable
+        one_domain = (
+            context * job.kv_bytes_per_token / domain
+            <= (col["hbm_bytes"] - job.weight_bytes / domain) * kv_share
+        )
         valid = (
             (t <= domain)
             & (gpus <= col["gpu_count"])
@@ -197,13 +225,14 @@ def estimate_serving(
             & ((stages_across == 1) | ~one_domain)
         )
     else:
-        valid = (t == layout[0]) & (p == layout[1]) & (gpus <= col["gpu_count"])
+        valid = gpus <= col["gpu_count"]
     multi = stages_across > 1
 
     peak = np.where(job.weights == "bf16", col["peak_bf16"], col["peak_fp8"])
     weights_per_gpu = job.weight_bytes / gpus
     kv_per_gpu = b * context * job.kv_bytes_per_token / gpus
-    fits = weights_per_gpu + kv_per_gpu <= usable
+    # the KV cache takes its share of the memory the weights leave (TensorRT-LLM's rule)
+    fits = kv_per_gpu <= (col["hbm_bytes"] - weights_per_gpu) * kv_share
 
     active = arch.active_params
     # one decode step of a pipeline stage for b / p sequences
@@ -213,17 +242,39 @@ def estimate_serving(
         + micro * (job.output_tokens / 2 + job.input_tokens) * job.kv_bytes_per_token / gpus
     )
     memory_time = read / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
-    compute_time = 2.0 * active / gpus * micro / (peak * c.decode_compute_efficiency)
+    # the matmuls at the weights' precision, attention over the context at 16 bits
+    attention_flops = job.attention_flops_per_context_token * (
+        job.input_tokens + job.output_tokens / 2
+    )
+    compute_time = (
+        micro
+        / gpus
+        * (2.0 * active / peak + attention_flops / col["peak_bf16"])
+        / c.decode_compute_efficiency
+    )
     layers_per_stage = arch.layers / p
     volume = micro * arch.hidden_size * c.activation_bytes
+    scaleup = np.maximum(col["scaleup_bytes_per_s"] * links.nvlink_efficiency, 1.0)
+    # two ring all-reduces per layer (after attention and after the MLP)
     tp_comm = np.where(
         t > 1,
         2.0
         * layers_per_stage
-        * (
-            2.0 * (t - 1) * links.nvlink_step_latency_s
-            + 2.0 * (t - 1) / t * volume / np.maximum(col["scaleup_bytes_per_s"], 1.0)
-        ),
+        * (2.0 * (t - 1) * links.nvlink_step_latency_s + 2.0 * (t - 1) / t * volume / scaleup),
+        0.0,
+    )
+    # prefill all-reduces every prompt token's activations (its latency shared by the batch)
+    prefill_tp_comm = np.where(
+        t > 1,
+        2.0
+        * arch.layers
+        * 2.0
+        * (t - 1)
+        / t
+        * job.input_tokens
+        * arch.hidden_size
+        * c.activation_bytes
+        / scaleup,
         0.0,
     )
     nodes = np.ceil(gpus / col["gpus_per_node"])
@@ -235,10 +286,13 @@ def estimate_serving(
     efficiency = profiles.fabric_eta[:, None, None] * phi / profiles.oversubscription[:, None, None]
     # a stage's activations go to the next stage's GPU over its own NIC
     per_gpu_fabric = col["nic_bytes_per_s"] * efficiency
-    hop = np.where(
+    hop_latency = links.network_step_latency_s * profiles.fabric_alpha_multiplier[:, None, None]
+    hop_bytes_per_s = np.maximum(per_gpu_fabric, 1.0)
+    hop = np.where(multi, hop_latency + volume / hop_bytes_per_s, 0.0)
+    # a prompt's activations cross each stage boundary once
+    prefill_hop = np.where(
         multi,
-        links.network_step_latency_s * profiles.fabric_alpha_multiplier[:, None, None]
-        + volume / np.maximum(per_gpu_fabric, 1.0),
+        hop_latency + job.input_tokens * arch.hidden_size * c.activation_bytes / hop_bytes_per_s,
         0.0,
     )
     stage_time = np.maximum(memory_time, compute_time) + tp_comm + hop
@@ -246,7 +300,9 @@ def estimate_serving(
     prefill_flops = (
         2.0 * active * job.input_tokens + 2.0 * arch.layers * (job.input_tokens**2) * arch.q_dim
     )
-    prefill = prefill_flops / gpus / (peak * c.prefill_efficiency) + p * (tp_comm / micro + hop)
+    prefill = (
+        prefill_flops / gpus / (peak * c.prefill_efficiency) + prefill_tp_comm + p * prefill_hop
+    )
     tpot = step + b * prefill / job.output_tokens
     ttft = prefill + step
     ok = valid & fits

@@ -100,6 +100,20 @@ class Workload(_Spec):
         "hidden_size / heads",
     )
     ffn_size: int | None = Field(default=None, gt=0, description="default: 4 x hidden_size")
+    kv_lora_rank: int | None = Field(
+        default=None,
+        gt=0,
+        le=65_536,
+        description="multi-head latent attention (MLA, DeepSeek-V2/V3): the width of the "
+        "compressed key-value latent every head shares; a serving KV cache holds this and "
+        "rope_head_dim per layer per token instead of K and V (training reads neither)",
+    )
+    rope_head_dim: int | None = Field(
+        default=None,
+        gt=0,
+        le=4096,
+        description="MLA: the width of the decoupled rotary key cached beside the latent",
+    )
     gated_mlp: bool = Field(default=False, description="SwiGLU-style MLP: 3 matrices, not 2")
     seq_len: int = Field(gt=0, le=10_000_000)
     vocab_size: int = Field(gt=0, le=10_000_000)
@@ -182,6 +196,8 @@ class Workload(_Spec):
             raise ValueError(f"workload {self.name!r}: fewer training tokens than one step's batch")
         if self.ep_comm_overlap and self.moe is None:
             raise ValueError(f"workload {self.name!r}: ep_comm_overlap needs an MoE model (moe)")
+        if self.rope_head_dim is not None and self.kv_lora_rank is None:
+            raise ValueError(f"workload {self.name!r}: rope_head_dim is MLA's: give kv_lora_rank")
         if self.lora is not None and self.moe is not None:
             raise ValueError(f"workload {self.name!r}: LoRA on MoE models is not modelled")
         return self

@@ -5,6 +5,7 @@ slower than the model (whose efficiencies are at most 1)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -72,3 +73,39 @@ def test_the_fit_picks_the_global_efficiencies_with_the_least_error(scored, monk
     # held out: each source predicted with efficiencies fitted on the others only
     held = serving_accuracy.held_out(items[:40] + items[-40:])
     assert set(held["held_out"]) == {i.case.source_id for i in items[:40] + items[-40:]}
+
+
+def test_a_data_and_expert_parallel_layout_is_scored_over_all_its_gpus(scored):
+    items, _, frame = scored
+    dep = [i for i in items if i.case.system.split()[-2:-1] == ["DEP4"]]
+    assert dep and all((i.tp, i.pp) == (4, 1) for i in dep)
+    assert all(len(i.profiles) == 1 and i.profiles.gpu_count[0] == 4 for i in dep)
+    # every case runs on as many GPUs as it measured
+    assert all(i.tp * i.pp == i.case.gpus for i in items)
+    assert frame["fits"].all()
+
+
+def test_held_out_by_gpu_generation_fits_on_the_other_generations(scored, monkeypatch):
+    items, _, _ = scored
+    generations = {serving_accuracy.group_of(i, "generation") for i in items}
+    assert generations == {"ampere", "ada", "hopper", "blackwell"}
+    stranger = replace(items[0], case=replace(items[0].case, gpu_model="MI300X-OAM-192GB"))
+    with pytest.raises(KeyError):
+        serving_accuracy.group_of(stranger, "generation")  # no generation is guessed
+    grid = {
+        "hbm_efficiency": (0.4, 1.0),
+        "decode_compute_efficiency": (0.4,),
+        "prefill_efficiency": (0.5,),
+    }
+    monkeypatch.setattr(serving_accuracy, "FIT_GRID", grid)
+    sample = [i for i in items if i.case.gpu_model.startswith(("A100", "L40S"))][::4]
+    held = serving_accuracy.held_out(sample, "generation")
+    assert set(held["held_out"]) == {"ampere", "ada"}
+    ampere = held[held["held_out"] == "ampere"]
+    fitted_on_ada = serving_accuracy.fit([i for i in sample if i.case.gpu_model.startswith("L40S")])
+    expected = serving_accuracy.score(
+        [i for i in sample if i.case.gpu_model.startswith("A100")], fitted_on_ada
+    )
+    assert list(ampere["predicted"]) == list(expected["predicted"])
+    # one family only (MLPerf is not scored yet): nothing to hold out, an empty frame
+    assert serving_accuracy.held_out(sample, "family").empty

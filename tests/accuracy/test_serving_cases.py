@@ -16,6 +16,7 @@ from fabricscope.accuracy.serving_cases import (
     MODEL_NAMES,
     SERVING_ARCHITECTURES,
     SERVING_DATA,
+    SERVING_MLA,
     ServingCase,
     architecture,
     load_cases,
@@ -200,6 +201,16 @@ def test_every_case_has_an_architecture_a_workload_accepts(cases):
         assert "http" in entry["source"] or "arXiv" in entry["source"], name
     with pytest.raises(KeyError):
         architecture("no-such-model")
+
+
+def test_deepseek_v3_states_its_latent_attention_and_keeps_its_training_shape():
+    shape = architecture("deepseek-v3")
+    assert shape["fields"]["kv_lora_rank"] == 512 and shape["fields"]["rope_head_dim"] == 64
+    assert "arXiv:2412.19437" in shape["source"]
+    # the preset's other fields are untouched, and a name without MLA gets none
+    assert shape["fields"]["heads"] == 128 and shape["fields"]["params_billion"] == 671
+    assert "kv_lora_rank" not in architecture("llama3-70b")["fields"]
+    assert all("arXiv" in entry["source"] for entry in SERVING_MLA.values())
 
 
 def test_every_case_names_a_gpu_in_gpus_csv(cases):

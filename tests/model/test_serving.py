@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from fabricscope.model.serving import ServingConstants, ServingWorkload, estimate_serving
+from fabricscope.model.workload import Workload
 from fabricscope.model.workloads import preset
 from fabricscope.rank import catalog
 
@@ -54,6 +55,59 @@ def test_kv_bytes_per_token_come_from_the_architecture():
     fp8 = job.model_copy(update={"kv_cache": "fp8", "weights": "fp8"})
     assert fp8.kv_bytes_per_token == job.kv_bytes_per_token / 2
     assert fp8.weight_bytes == pytest.approx(arch.total_params)
+
+
+def test_latent_attention_caches_one_latent_per_layer_shared_by_every_head():
+    arch = preset("deepseek-v3").model_copy(update={"kv_lora_rank": 512, "rope_head_dim": 64})
+    job = ServingWorkload(name="r1", architecture=arch, input_tokens=1, output_tokens=1)
+    assert job.kv_bytes_per_token == 61 * (512 + 64) * 2
+    standard = job.model_copy(update={"architecture": preset("deepseek-v3")})
+    assert standard.kv_bytes_per_token == 2 * 61 * 128 * 56 * 2  # 128 heads of 7168 / 128
+    # decode attention over the latent: 128 heads x (576 key + 512 value) x 2 per layer
+    assert job.attention_flops_per_context_token == 2 * 61 * 128 * (576 + 512)
+
+
+def test_the_kv_cache_takes_its_share_of_the_memory_the_weights_leave():
+    job = ServingWorkload(
+        name="70b", architecture=preset("llama3-70b"), input_tokens=1000, output_tokens=1000
+    )
+    result = estimate_serving(job, profiles((2, "none", 0.0)), layout=(2, 1)).row(0)
+    weights_gb = job.weight_bytes / 2 / 1e9
+    free_gb = 80 * 2**30 / 1e9 - weights_gb
+    kv_gb = result["memory_gb_per_gpu"] - weights_gb
+    assert 0 < kv_gb <= 0.9 * free_gb
+    # the next batch up would not fit
+    assert 2 * kv_gb > 0.9 * free_gb
+
+
+def test_prefill_all_reduces_every_prompt_token_over_the_gpus_link():
+    job = ServingWorkload(
+        name="70b",
+        architecture=preset("llama3-70b"),
+        weights="fp8",
+        input_tokens=4000,
+        output_tokens=100,
+    )
+    nvlink = profiles((8, "none", 0.0))
+    pcie = catalog.build(
+        [
+            {
+                "gpu_model": H100,
+                "gpu_count": 8,
+                "gpus_per_node": 8,
+                "fabric_class": "none",
+                "fabric_gbps_per_gpu": 0.0,
+                "intra_node": "pcie4",
+            }
+        ]
+    )
+    fast = estimate_serving(job, nvlink, layout=(8, 1)).row(0)
+    slow = estimate_serving(job, pcie, layout=(8, 1)).row(0)
+    # 2 all-reduces x 80 layers of 4000 x 8192 x 2 bytes, 7/8 of it each way, at 80% of the link
+    volume = 2 * 80 * 2 * 7 / 8 * 4000 * 8192 * 2
+    extra_s = volume / (32e9 * 0.8) - volume / (450e9 * 0.8)
+    # (the first token's decode step adds its own, smaller all-reduces)
+    assert extra_s * 1e3 <= slow["ttft_ms"] - fast["ttft_ms"] <= 1.1 * extra_s * 1e3
 
 
 def test_a_model_too_large_for_one_node_spreads_over_nodes_and_reads_the_fabric():
@@ -123,6 +177,8 @@ def test_the_load_sets_the_replicas_and_gpus_needed():
 
 
 def test_a_bad_serving_workload_is_refused():
+    with pytest.raises(ValidationError):  # a rotary width without MLA's latent
+        Workload.model_validate({**preset("llama3-8b").model_dump(), "rope_head_dim": 64})
     with pytest.raises(ValidationError):
         ServingWorkload(name="x", architecture=preset("llama3-8b"), input_tokens=0, output_tokens=1)
     with pytest.raises(ValidationError):
