@@ -73,12 +73,13 @@ class MaterialisedRanking(BaseModel):
     gpus: str
     tier: PricingTier = PricingTier.ON_DEMAND
     objective: Objective = "cost"
+    serve: bool = False  # a serving preset (presets/serving.json), not a training one
 
     def request(self) -> RankRequest:
-        from fabricscope.model.workloads import preset
+        from fabricscope.model.workloads import load_serving_workload, preset
 
         return RankRequest(
-            workload=preset(self.preset),
+            workload=load_serving_workload(self.preset) if self.serve else preset(self.preset),
             gpu_counts=parse_gpu_counts(self.gpus),
             tiers=(self.tier,),
             objective=self.objective,
@@ -111,13 +112,16 @@ class Materialised:
     rows: pd.DataFrame
     rankings: pd.DataFrame
     exclusions: pd.DataFrame
+    serving_rows: pd.DataFrame  # the serving rankings' ranked offers (serving_estimates)
 
 
 def materialised(inputs: RankInputs, now: datetime | None = None) -> Materialised:
     """Every ranking in rankings.json over ``inputs``, shaped as the three tables."""
     computed_at = now or datetime.now(UTC)
     version = ranking_version()
-    rows, rankings, exclusions = [], [], []
+    rows: list[pd.DataFrame] = []
+    serving: list[pd.DataFrame] = []
+    rankings, exclusions = [], []
     for item in materialised_rankings():
         request = item.request()
         request_json = request.model_dump_json()
@@ -150,9 +154,10 @@ def materialised(inputs: RankInputs, now: datetime | None = None) -> Materialise
         frame["request_json"] = request_json
         frame["based_on_snapshot"] = inputs.snapshot.snapshot_id
         frame["computed_at"] = computed_at
-        rows.append(frame)
+        (serving if item.serve else rows).append(frame)
     return Materialised(
         rows=pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(),
+        serving_rows=pd.concat(serving, ignore_index=True) if serving else pd.DataFrame(),
         rankings=pd.DataFrame(rankings),
         exclusions=pd.concat(exclusions, ignore_index=True) if exclusions else pd.DataFrame(),
     )
@@ -165,8 +170,10 @@ def materialise(warehouse: Path, lock_wait_s: float = 0.0) -> tuple[int, Snapsho
     made = materialised(read_inputs(warehouse))
     if made.rankings.empty:
         return 0, None
-    result = publish_estimates(warehouse, made.rows, lock_wait_s, made.rankings, made.exclusions)
-    return len(made.rows), result.snapshot
+    result = publish_estimates(
+        warehouse, made.rows, lock_wait_s, made.rankings, made.exclusions, made.serving_rows
+    )
+    return len(made.rows) + len(made.serving_rows), result.snapshot
 
 
 def materialised_result(
@@ -191,7 +198,10 @@ def materialised_result(
             if based_on != snapshot_id - 1 or version != ranking_version():
                 return None
             key = [snapshot_id, request_json]
-            rows = con.execute(reads.sql("stored_ranking_rows"), key).df()
+            if request.workload.kind == "serving":
+                rows = con.execute(reads.sql("stored_serving_rows"), key).df()
+            else:
+                rows = con.execute(reads.sql("stored_ranking_rows"), key).df()
             excluded = con.execute(reads.sql("stored_ranking_exclusions"), key).df()
     except duckdb.CatalogException:
         return None  # a warehouse from before 0006: nothing served until the next refresh

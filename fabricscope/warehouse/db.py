@@ -331,6 +331,8 @@ PUBLISHED_RELATIONS: frozenset[str] = frozenset(
         "estimates_current",
         "estimate_rankings",
         "estimate_exclusions",
+        "serving_estimates",
+        "serving_estimates_current",
     }
 )
 

@@ -468,12 +468,14 @@ def publish_estimates(
     lock_wait_s: float = 0.0,
     rankings: pd.DataFrame | None = None,
     exclusions: pd.DataFrame | None = None,
+    serving_rows: pd.DataFrame | None = None,
 ) -> PublishResult:
     """Store materialised rankings as the next snapshot; the published offers are untouched.
 
     ``rows``: the ranked offers, shaped like the ``estimates`` table without ``snapshot_id``;
     ``rankings``: one row per ranking (``estimate_rankings``) and ``exclusions``: the offers
-    each left out (``estimate_exclusions``), both shaped likewise, or None for none."""
+    each left out (``estimate_exclusions``), both shaped likewise, or None for none;
+    ``serving_rows``: the serving rankings' ranked offers (``serving_estimates``)."""
     with SnapshotWriter(path, None, lock_wait_s) as writer:
         con = writer.con
         assert con is not None
@@ -482,6 +484,7 @@ def publish_estimates(
             ("estimates", rows),
             ("estimate_rankings", rankings),
             ("estimate_exclusions", exclusions),
+            ("serving_estimates", serving_rows),
         ):
             if frame is None or frame.empty:
                 continue
@@ -498,7 +501,7 @@ def publish_estimates(
             con.register("new_rows", stored)
             con.execute(f"insert into {table} by name select * from new_rows")
             con.unregister("new_rows")
-            if table == "estimates":
-                count = len(stored)
+            if table in ("estimates", "serving_estimates"):
+                count += len(stored)
         info = writer.publish("estimates", note=f"{count} ranked offers")
         return PublishResult(info, writer.notes)

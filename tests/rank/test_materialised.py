@@ -128,8 +128,29 @@ def test_only_the_latest_rankings_keep_their_exclusions(fixture_warehouse, tmp_p
     assert int(kept["n"].iloc[0]) == int(rankings["n"].iloc[0])
 
 
-@pytest.mark.parametrize("name", ["estimate_rankings", "estimate_exclusions"])
+@pytest.mark.parametrize(
+    "name", ["estimate_rankings", "estimate_exclusions", "serving_estimates_current"]
+)
 def test_the_served_tables_are_readable_by_anyone(name):
     from fabricscope.warehouse.db import PUBLISHED_RELATIONS
 
     assert name in PUBLISHED_RELATIONS
+
+
+def test_the_serving_presets_are_materialised_for_analysts(fixture_warehouse):
+    """Each serving preset in rankings.json has ranked rows in serving_estimates_current, with
+    its cost per million tokens, and its request stored beside the training rankings'."""
+    serving = [item for item in materialised_rankings() if item.serve]
+    assert {item.preset for item in serving} >= {"llama3-70b-chat", "llama3-405b-bf16"}
+    _, rows = read_frame(
+        fixture_warehouse,
+        "select workload, count(*) as n, min(usd_per_million_output_tokens) as usd, "
+        "bool_and(tpot_ms <= 200) as fast from serving_estimates_current group by workload",
+    )
+    rows = rows.set_index("workload")
+    for item in serving:
+        assert rows.loc[item.preset, "n"] > 0 and rows.loc[item.preset, "usd"] > 0
+    assert rows.loc["llama3-70b-chat", "fast"]  # its TPOT target is 200 ms
+    _, stored = read_frame(fixture_warehouse, "select request_json from estimate_rankings")
+    assert stored["request_json"].str.contains('"kind"').sum() == 0
+    assert stored["request_json"].str.contains('"input_tokens"').sum() == len(serving)
