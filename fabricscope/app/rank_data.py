@@ -185,18 +185,61 @@ def usd(amount: float, low: float | None = None) -> str:
             return f"${value:,.0f}"
         return f"${value:,.2f}"
 
-    if _missing(amount):
+    return _span(one, amount, low)
+
+
+def ms(value: float, low: float | None = None) -> str:
+    """Milliseconds as `rank --serve` prints them: whole from 10 ms up, one decimal below;
+    with ``low``, a range."""
+    return _span(lambda number: f"{number:,.{1 if abs(number) < 10 else 0}f}", value, low)
+
+
+def _span(one: Callable[[float], str], value: float, low: float | None) -> str:
+    """``value`` as ``one`` writes it; a range from ``low`` where the two ends read apart."""
+    if _missing(value):
         return "unknown"
-    if low is None or _missing(low) or one(low) == one(amount):
-        return one(amount)
-    return f"{one(low)}–{one(amount)}"
+    if low is None or _missing(low) or one(low) == one(value):
+        return one(value)
+    return f"{one(low)}–{one(value)}"
 
 
-def time_text(row: Mapping[str, Any]) -> str:
-    text = duration(row["time_to_train_h"], row["time_to_train_h_low"])
+def _same_on_any_fabric(text: str, row: Mapping[str, Any]) -> str:
+    """An unknown fabric shown as one number says that it moves nothing."""
     if bool(row["fabric_range"]) and "–" not in text:
         return f"{text} (same on any fabric)"
     return text
+
+
+def tpot_text(row: Mapping[str, Any]) -> str:
+    """The time per output token reached, a range where the fabric is unknown and matters."""
+    return _same_on_any_fabric(ms(row["tpot_ms"], row["tpot_ms_low"]), row)
+
+
+def serve_note(job: Any) -> str:
+    """What a serving ranking assumes (as `rank --serve` says it): the lengths, the load and
+    the targets, and how its cost reads."""
+    load = (
+        f"{job.requests_per_s:,g} requests/s"
+        if job.requests_per_s is not None
+        else "no load given (every GPU rented serves)"
+    )
+    targets = ", ".join(
+        f"{name} {value:,g} ms"
+        for name, value in (("TTFT", job.ttft_ms), ("TPOT", job.tpot_ms))
+        if value is not None
+    )
+    return (
+        f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request; "
+        f"{load}; {targets or 'no latency targets'}. Each offer is ranked at the fewest GPUs "
+        f"tried that carry the load. Cost: the whole cost of those GPUs for {job.hours:,g} "
+        "hours; USD per million tokens (USD/M) split between input and output by the time "
+        "prefill and decoding take; TPOT a range where the fabric is unknown, offers ordered "
+        "by the worse end."
+    )
+
+
+def time_text(row: Mapping[str, Any]) -> str:
+    return _same_on_any_fabric(duration(row["time_to_train_h"], row["time_to_train_h_low"]), row)
 
 
 def cost_text(row: Mapping[str, Any]) -> str:
@@ -280,13 +323,7 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "mfu": offers["mfu"],
             "transparency_score": offers["transparency_score"],
             "price_usd_per_gpu_hour": offers["price_usd_per_gpu_hour"],
-            "price_source_url": offers["price_source_url"],
-            "price_published_by": offers["price_published_by"],
-            "price_observed_at": _dates(offers["price_observed_at"]),
-            "fabric_source_url": offers["fabric_source_url"],
-            "fabric_source_grade": offers["fabric_source_grade"],
-            # the date the fabric's source states or was read; not when our run replayed it
-            "fabric_source_date": _dates(offers["fabric_source_date"]),
+            **_sources(offers),
             "pareto": offers["pareto"],
             "notes": offers["notes"],
             "instance_type": offers["instance_type"],
@@ -296,8 +333,74 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
     return table.reset_index(drop=True)
 
 
-def providers_table(providers: pd.DataFrame) -> pd.DataFrame:
+def _sources(offers: pd.DataFrame) -> dict[str, pd.Series]:
+    """Where a ranked offer's price and fabric come from, and when they were seen."""
+    return {
+        "price_source_url": offers["price_source_url"],
+        "price_published_by": offers["price_published_by"],
+        "price_observed_at": _dates(offers["price_observed_at"]),
+        "fabric_source_url": offers["fabric_source_url"],
+        "fabric_source_grade": offers["fabric_source_grade"],
+        # the date the fabric's source states or was read; not when our run replayed it
+        "fabric_source_date": _dates(offers["fabric_source_date"]),
+    }
+
+
+def serve_offers_table(offers: pd.DataFrame) -> pd.DataFrame:
+    """A serving ranking's offers as shown (the columns of `rank --serve`): USD per million
+    output and input tokens, TPOT (a range where the fabric is unknown), TTFT, the requests/s
+    carried, the layout, the whole cost for the service's hours, the price, the verdict and
+    the fabric as estimated; then the detail and the sources."""
+    rows = offers.to_dict("records")
+    table = pd.DataFrame(
+        {
+            "rank": offers["rank"],
+            "provider": offers["provider"],
+            "offer_label": offers["offer_label"],
+            "gpu_model": offers["gpu_model"],
+            "gpus": offers["gpus"],
+            "usd_per_million_output_tokens": offers["usd_per_million_output_tokens"],
+            "usd_per_million_input_tokens": offers["usd_per_million_input_tokens"],
+            "tpot": [tpot_text(r) for r in rows],
+            "ttft": [ms(r["ttft_ms"]) for r in rows],
+            "requests_per_s": offers["capacity_requests_per_s"],
+            "layout": offers["layout"],
+            "cost": [cost_text(r) for r in rows],
+            "price_usd_per_gpu_hour": offers["price_usd_per_gpu_hour"],
+            "price_from": [price_from(r) for r in rows],
+            "verdict": offers["verdict"],
+            "fabric_estimated_as": offers["fabric_estimated_as"],
+            "replicas": offers["replicas"],
+            "tokens_per_s_per_gpu": offers["tokens_per_s_per_gpu"],
+            "memory_gb_per_gpu": offers["memory_gb_per_gpu"],
+            "cost_parts": [cost_parts_text(r) for r in rows],
+            "cost_basis": offers["cost_basis"],
+            "sold_and_run_by": offers["sold_and_run_by"],
+            "gpus_per_node": offers["gpus_per_node"],
+            "nodes": offers["nodes"],
+            "pricing_tier": offers["pricing_tier"],
+            "regions": offers["regions"],
+            "price_age_days": offers["data_age_days"],
+            "multi_node": offers["multi_node"].map(_yes_no_unknown),
+            "transparency_score": offers["transparency_score"],
+            **_sources(offers),
+            "pareto": offers["pareto"],
+            "notes": offers["notes"],
+            "instance_type": offers["instance_type"],
+            "offer_key": offers["offer_key"],
+        }
+    )
+    return table.reset_index(drop=True)
+
+
+def providers_table(providers: pd.DataFrame, serving: bool = False) -> pd.DataFrame:
+    """Each provider's best offer; its time to train, or (``serving``) its TPOT."""
     rows = providers.to_dict("records")
+    time = (
+        {"tpot": [tpot_text(r) for r in rows]}
+        if serving
+        else {"time_to_train": [time_text(r) for r in rows]}
+    )
     return pd.DataFrame(
         {
             "provider": providers["provider"],
@@ -308,7 +411,7 @@ def providers_table(providers: pd.DataFrame) -> pd.DataFrame:
             "sold_and_run_by": providers["sold_and_run_by"],
             "offers": providers["offers"],
             "gpus": providers["gpus"],
-            "time_to_train": [time_text(r) for r in rows],
+            **time,
             "cost": [cost_text(r) for r in rows],
             "verdict": providers["verdict"],
             "fabric_estimated_as": providers["fabric_estimated_as"],

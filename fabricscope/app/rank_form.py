@@ -1,6 +1,9 @@
-"""The Rank page's inputs: a preset or custom workload, GPU counts, tiers, objective,
-constraints and the job's side of the whole cost, rendered in the sidebar and read back into
-a ``RankView``.
+"""The Rank page's inputs: the mode (train or serve), a preset or custom workload (a job to
+train or a model to serve), GPU counts, tiers, objective, constraints and the job's side of
+the whole cost, rendered in the sidebar and read back into a ``RankView``.
+
+Serve mode asks for a serving preset or its fields instead of a training job, and has no
+deadline (its latency targets stand in for one); the other inputs are the same widgets.
 
 Widgets are seeded from the view (the URL on a first visit, else the session) whenever the
 page is entered, so the same link gives the same inputs, and the Shortlist page's changes to
@@ -20,23 +23,33 @@ import streamlit as st
 from fabricscope.app.view_state import (
     FABRIC_CLASSES,
     MAX_STARS,
+    MODES,
     OBJECTIVES,
+    SERVE,
+    SERVING_FIELDS,
     STACK_HELP,
     TIERS,
     WORKLOAD_CHOICES,
     WORKLOAD_FIELDS,
     RankView,
+    ServingFields,
     WorkloadFields,
     remember,
+    serving_choices,
+    serving_preset,
     starred_after,
 )
-from fabricscope.model.workloads import preset, presets
+from fabricscope.model.workloads import preset, presets, serving_presets
 
 ANY = "(any)"
 STAR_GRID = "rk_star_grid_"
 CAPPED = "rk_stars_capped"
 NO_WHAT_IF = "(choose a fabric)"
 KEY = {
+    "mode": "rk_mode",
+    "serve_preset": "rk_serve_preset",
+    "serve_custom": "rk_serve_custom",
+    "serve_gpus": "rk_serve_gpus",
     "preset": "rk_preset",
     "custom": "rk_custom",
     "gpus": "rk_gpus",
@@ -60,11 +73,22 @@ KEY = {
     "what_if": "rk_what_if",
 }
 FIELD_KEY = {name: f"rk_w_{name}" for name in WORKLOAD_FIELDS}
+SERVE_FIELD_KEY = {name: f"rk_s_{name}" for name in SERVING_FIELDS}
+MODE_LABELS = {"train": "Train", "serve": "Serve"}
+NO_DEADLINE = (
+    "No deadline when serving: the latency targets (time to first token, time per output "
+    "token) stand in for one."
+)
 
 
 def _widget_values(view: RankView) -> dict[str, Any]:
     fields = view.custom or WorkloadFields.of(preset(view.preset))
+    serving = view.serve_custom or ServingFields.of(serving_preset(view.serve_preset))
     values: dict[str, Any] = {
+        KEY["mode"]: view.mode,
+        KEY["serve_preset"]: view.serve_preset,
+        KEY["serve_custom"]: view.serve_custom is not None,
+        KEY["serve_gpus"]: view.serve_gpus,
         KEY["preset"]: view.preset,
         KEY["custom"]: view.custom is not None,
         KEY["gpus"]: view.gpus,
@@ -88,6 +112,7 @@ def _widget_values(view: RankView) -> dict[str, Any]:
         KEY["what_if"]: view.what_if or NO_WHAT_IF,
     }
     values.update({FIELD_KEY[name]: getattr(fields, name) for name in WORKLOAD_FIELDS})
+    values.update({SERVE_FIELD_KEY[name]: getattr(serving, name) for name in SERVING_FIELDS})
     return values
 
 
@@ -105,13 +130,88 @@ def _reset_custom_fields() -> None:
         st.session_state[FIELD_KEY[name]] = getattr(fields, name)
 
 
+def _reset_serving_fields() -> None:
+    """A new serving preset brings its own model and load: the fields start again from it."""
+    fields = ServingFields.of(serving_preset(st.session_state[KEY["serve_preset"]]))
+    for name in SERVING_FIELDS:
+        st.session_state[SERVE_FIELD_KEY[name]] = getattr(fields, name)
+
+
 def _options(values: Iterable[Any], keep: Iterable[str]) -> list[str]:
     """Choices from the data, plus what the view already holds (a link may name others)."""
     return sorted({str(v) for v in values if not pd.isna(v)} | set(keep))
 
 
 def render(view: RankView, catalog: pd.DataFrame) -> RankView:
-    """The sidebar form; returns the view its widgets now describe (stars unchanged)."""
+    """The sidebar form; returns the view its widgets now describe (stars unchanged). The
+    other mode's inputs are kept as the view holds them."""
+    bar = st.sidebar
+    mode = bar.radio(
+        "Mode",
+        list(MODES),
+        key=KEY["mode"],
+        format_func=MODE_LABELS.__getitem__,
+        horizontal=True,
+        help="Train: the time and cost of a training job. Serve: the cost per million tokens "
+        "of serving a model to a load at latency targets.",
+    )
+    workload = _serving_inputs() if mode == SERVE else _training_inputs()
+
+    bar.header("Cluster and prices")
+    if mode == SERVE:
+        workload["serve_gpus"] = bar.text_input(
+            "GPU count",
+            key=KEY["serve_gpus"],
+            help="A count (8), a list (8,16,64) or a range (1-1024: its powers of two and "
+            "both ends); each offer is ranked at the fewest GPUs tried that carry the load.",
+        )
+    else:
+        workload["gpus"] = bar.text_input(
+            "GPU count",
+            key=KEY["gpus"],
+            help="A count (64), a list (8,16,64) or a range (64-512: its powers of two and "
+            "both ends); each offer keeps the count that serves the objective best.",
+        )
+    return _shared_inputs(replace(view, mode=mode, **workload), catalog)
+
+
+def _serving_inputs() -> dict[str, Any]:
+    """A serving preset (its description and source said), or its fields changed."""
+    bar = st.sidebar
+    bar.header("Model to serve")
+    known = serving_presets()
+    chosen = bar.selectbox(
+        "Serving preset",
+        list(known),
+        key=KEY["serve_preset"],
+        format_func=lambda n: f"{n}: {known[n].get('description', '')}",
+        on_change=_reset_serving_fields,
+    )
+    bar.caption(f"{known[chosen].get('description', '')}. Source: {known[chosen]['source']}")
+    custom = None
+    if bar.toggle("Change the model, the load or the targets", key=KEY["serve_custom"]):
+        choices = serving_choices()
+        values: dict[str, Any] = {}
+        for name, (label, kind, optional) in SERVING_FIELDS.items():
+            key = SERVE_FIELD_KEY[name]
+            if kind is str:
+                values[name] = bar.selectbox(label, list(choices[name]), key=key)
+            elif kind is int:
+                # 0 is let through for the model to refuse, in its own words
+                values[name] = int(bar.number_input(label, min_value=0, step=1, key=key))
+            elif optional:  # left empty: no load, or no target
+                number = bar.number_input(
+                    label, min_value=0.0, value=None, step=1.0, key=key, placeholder="none"
+                )
+                values[name] = None if number is None else float(number)
+            else:
+                values[name] = float(bar.number_input(label, min_value=0.0, step=1.0, key=key))
+        custom = ServingFields(**values)
+    return {"serve_preset": chosen, "serve_custom": custom}
+
+
+def _training_inputs() -> dict[str, Any]:
+    """A training preset, or a few of its fields changed."""
     bar = st.sidebar
     bar.header("Workload")
     names = list(presets())
@@ -142,14 +242,12 @@ def render(view: RankView, catalog: pd.DataFrame) -> RankView:
                     bar.number_input(label, min_value=0.001, format="%.3f", key=key)
                 )
         custom = WorkloadFields(**values)
+    return {"preset": st.session_state[KEY["preset"]], "custom": custom}
 
-    bar.header("Cluster and prices")
-    gpus = bar.text_input(
-        "GPU count",
-        key=KEY["gpus"],
-        help="A count (64), a list (8,16,64) or a range (64-512: its powers of two and both "
-        "ends); each offer keeps the count that serves the objective best.",
-    )
+
+def _shared_inputs(view: RankView, catalog: pd.DataFrame) -> RankView:
+    """Tiers, objective, constraints and the whole cost: the same in both modes."""
+    bar = st.sidebar
     tiers = bar.multiselect("Pricing tiers", list(TIERS), key=KEY["tiers"])
     objective = bar.radio("Rank by", list(OBJECTIVES), key=KEY["objective"], horizontal=True)
     time_weight = view.time_weight
@@ -174,9 +272,13 @@ def render(view: RankView, catalog: pd.DataFrame) -> RankView:
     budget = bar.number_input(
         "Budget (USD)", min_value=0.0, value=None, step=1000.0, key=KEY["max_budget_usd"]
     )
-    deadline = bar.number_input(
-        "Deadline (days)", min_value=0.0, value=None, step=1.0, key=KEY["deadline_days"]
-    )
+    deadline = view.deadline_days
+    if view.serving:
+        bar.caption(NO_DEADLINE)
+    else:
+        deadline = bar.number_input(
+            "Deadline (days)", min_value=0.0, value=None, step=1.0, key=KEY["deadline_days"]
+        )
     max_age = bar.number_input(
         "Price at most this old (days)",
         min_value=0.0,
@@ -193,12 +295,9 @@ def render(view: RankView, catalog: pd.DataFrame) -> RankView:
         help="An unknown fabric never meets a minimum.",
     )
     multi_node = bar.checkbox("Multi-node must be stated", key=KEY["multi_node"])
-    costs = _whole_cost_inputs()
+    costs = _whole_cost_inputs(view)
     return replace(
         view,
-        preset=st.session_state[KEY["preset"]],
-        custom=custom,
-        gpus=gpus,
         tiers=tuple(tiers),
         objective=objective,
         time_weight=float(time_weight),
@@ -213,10 +312,16 @@ def render(view: RankView, catalog: pd.DataFrame) -> RankView:
     )
 
 
-def _whole_cost_inputs() -> dict[str, Any]:
+def _whole_cost_inputs(view: RankView) -> dict[str, Any]:
     """The job's side of the whole cost (fabricscope/rank/costs.py), folded: left alone,
-    the request's ``costs`` keep their defaults."""
+    the request's ``costs`` keep their defaults. A served model keeps no checkpoints."""
     fold = st.sidebar.expander("Whole cost: data, downloads, support", expanded=False)
+    if view.serving:
+        fold.caption(
+            "Serving: storage holds the served weights (and the data given here), for the "
+            "service's hours; nothing is downloaded unless given (answers leave as API "
+            "responses, which no price list covers); no checkpoints are kept."
+        )
     dataset_tb = fold.number_input(
         "Dataset kept on storage (TB)",
         min_value=0.0,
@@ -226,15 +331,17 @@ def _whole_cost_inputs() -> dict[str, Any]:
         help="Training data kept on the provider's storage while the job runs, costed with "
         "the checkpoints. Not given: only the checkpoints are stored.",
     )
-    checkpoints = fold.number_input(
-        "Checkpoints kept",
-        min_value=0,
-        max_value=1000,
-        step=1,
-        key=KEY["checkpoints_kept"],
-        help="Checkpoints on storage at once, each 14 bytes per trainable parameter (16-bit "
-        "and fp32 weights and Adam's two moments).",
-    )
+    checkpoints = view.checkpoints_kept
+    if not view.serving:
+        checkpoints = fold.number_input(
+            "Checkpoints kept",
+            min_value=0,
+            max_value=1000,
+            step=1,
+            key=KEY["checkpoints_kept"],
+            help="Checkpoints on storage at once, each 14 bytes per trainable parameter "
+            "(16-bit and fp32 weights and Adam's two moments).",
+        )
     egress_tb = fold.number_input(
         "Downloaded (TB)",
         min_value=0.0,

@@ -78,6 +78,77 @@ RANKED_COLUMN_CONFIG: dict[str, Any] = {
     ),
     "pareto": cc.CheckboxColumn("Pareto"),
 }
+# a serving ranking's offers (serve_offers_table), headed as `rank --serve` heads them
+TPOT_HELP = (
+    "Time per output token reached, in ms; a range where the fabric is unknown and a replica "
+    "spans nodes"
+)
+SERVE_COLUMN_CONFIG: dict[str, Any] = {
+    **{
+        name: RANKED_COLUMN_CONFIG[name]
+        for name in (
+            "rank",
+            "provider",
+            "offer_label",
+            "gpu_model",
+            "sold_and_run_by",
+            "instance_type",
+            "pricing_tier",
+            "regions",
+            "cost_parts",
+            "cost_basis",
+            "fabric_estimated_as",
+            "price_age_days",
+            "multi_node",
+            "transparency_score",
+            "price_usd_per_gpu_hour",
+            "price_source_url",
+            "price_from",
+            "price_published_by",
+            "price_observed_at",
+            "fabric_source_url",
+            "fabric_source_grade",
+            "fabric_source_date",
+            "pareto",
+        )
+    },
+    "gpus": cc.NumberColumn(
+        "GPUs", format="%d", help="GPUs rented: the fewest tried that carry the load", width="small"
+    ),
+    "gpus_per_node": RANKED_COLUMN_CONFIG["gpus_per_node"],
+    "usd_per_million_output_tokens": cc.NumberColumn(
+        "USD/M out",
+        format="%.2f",
+        help="USD per million output tokens: the decoding share of the GPUs' cost",
+    ),
+    "usd_per_million_input_tokens": cc.NumberColumn(
+        "USD/M in",
+        format="%.2f",
+        help="USD per million prompt tokens: the prefill share of the GPUs' cost",
+    ),
+    "tpot": cc.TextColumn("TPOT (ms)", help=TPOT_HELP),
+    "ttft": cc.TextColumn("TTFT (ms)", help="Time to first token reached, in ms"),
+    "requests_per_s": cc.NumberColumn(
+        "req/s carried",
+        format="%.1f",
+        help="Requests per second the replicas on these GPUs serve at the targets",
+    ),
+    "layout": cc.TextColumn(
+        "layout", help="Tensor and pipeline parallel sizes of a replica, and its batch"
+    ),
+    "cost": cc.TextColumn(
+        "whole cost (USD)",
+        help="The GPUs for the service's hours (a reserved term in full), the weights on "
+        "storage, egress given; '+ ?' where a part is priced by nobody",
+    ),
+    "verdict": cc.TextColumn(
+        "verdict", help="Whether the fabric matters: only when a replica spans nodes"
+    ),
+    "replicas": cc.NumberColumn("replicas", format="%d"),
+    "tokens_per_s_per_gpu": cc.NumberColumn("output tokens/s per GPU", format="%.0f"),
+    "memory_gb_per_gpu": cc.NumberColumn("GB per GPU", format="%.1f"),
+    "nodes": cc.NumberColumn("nodes", format="%d"),
+}
 PROVIDER_COLUMNS: dict[str, Any] = {
     "best_rank": cc.NumberColumn("best rank", width="small"),
     "gpu_model": cc.TextColumn("GPU", help="Of the provider's best offer"),
@@ -86,6 +157,7 @@ PROVIDER_COLUMNS: dict[str, Any] = {
     "sold_and_run_by": RANKED_COLUMN_CONFIG["sold_and_run_by"],
     "best_offer_id": cc.TextColumn("best offer id"),
     "time_to_train": cc.TextColumn("time to train"),
+    "tpot": cc.TextColumn("TPOT (ms)", help=TPOT_HELP),
     "transparency_score": RANKED_COLUMN_CONFIG["transparency_score"],
 }
 WHAT_IF_COLUMNS: dict[str, Any] = {

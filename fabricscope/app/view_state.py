@@ -1,9 +1,11 @@
 """The state that defines a ranking view, and its round trip through the URL.
 
-A ``RankView`` is everything a colleague needs to see the same result: the workload (a preset,
-or a few fields changed over one), the GPU counts, tiers, objective, constraints, the job's
-side of the whole cost (data, checkpoints, downloads, prices, support), the fabric "what if"
-and the starred offers. It lives in ``st.query_params`` (only values that differ from
+A ``RankView`` is everything a colleague needs to see the same result: the mode (a job to
+train, or a model to serve), the workload (a preset, or a few fields changed over one), the
+GPU counts, tiers, objective, constraints, the job's side of the whole cost (data,
+checkpoints, downloads, prices, support), the fabric "what if" and the starred offers. A
+serving view keeps the training inputs too (and the other way round), so switching modes and
+back loses nothing. It lives in ``st.query_params`` (only values that differ from
 the defaults, so a plain URL stays short) and in session state (query parameters are per page;
 the session carries the view from the Rank page to the Shortlist page).
 
@@ -16,12 +18,22 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
+from fabricscope.model.serving import ServingWorkload
 from fabricscope.model.workload import Precision, Stack, Workload
-from fabricscope.model.workloads import WorkloadError, parse_workload, preset, presets
+from fabricscope.model.workloads import (
+    WorkloadError,
+    architectures,
+    load_serving_workload,
+    parse_serving,
+    parse_workload,
+    preset,
+    presets,
+    serving_presets,
+)
 from fabricscope.rank.costs import CostInputs
 from fabricscope.rank.ranking import FABRIC_ORDER, RankingError, RankRequest, parse_gpu_counts
 from fabricscope.warehouse.models import PricingTier
@@ -38,8 +50,18 @@ TIERS = tuple(t.value for t in PricingTier)
 # classes a "what if" or a minimum can name ("none" carries no multi-node job)
 FABRIC_CLASSES = tuple(c for c in sorted(FABRIC_ORDER, key=FABRIC_ORDER.__getitem__) if c != "none")
 
+TRAIN, SERVE = "train", "serve"
+MODES = (TRAIN, SERVE)
+# a 70B model at MLPerf's server bounds: the serving preset buyers compare clouds for
+DEFAULT_SERVE_PRESET = "llama3-70b-chat"
+# each offer is ranked at the fewest GPUs tried that carry the load (as `rank --serve`)
+DEFAULT_SERVE_GPUS = "1-1024"
+
 # One query parameter per field; lists are repeated parameters (offer keys hold commas).
 PARAMS = {
+    "mode": "mode",
+    "serve_preset": "serve_preset",
+    "serve_gpus": "serve_gpus",
     "preset": "preset",
     "gpus": "gpus",
     "tiers": "tier",
@@ -66,6 +88,10 @@ PARAMS = {
 COST_FIELDS = tuple(CostInputs.model_fields)
 CUSTOM_FLAG = "custom"
 CUSTOM_PREFIX = "w_"
+SERVE_CUSTOM_FLAG = "s_custom"
+SERVE_PREFIX = "s_"
+# an optional serving field left empty (no load, no target), in the URL
+NOT_GIVEN = "none"
 
 
 class InputError(ValueError):
@@ -127,7 +153,63 @@ STACK_HELP = (
 
 
 @dataclass(frozen=True)
+class ServingFields:
+    """The serving workload fields the app lets a user change over a serving preset."""
+
+    architecture: str
+    weights: str
+    kv_cache: str
+    input_tokens: int
+    output_tokens: int
+    requests_per_s: float | None
+    ttft_ms: float | None
+    tpot_ms: float | None
+    hours: float
+
+    @classmethod
+    def of(cls, job: ServingWorkload) -> ServingFields:
+        """A served workload's fields; its architecture by the name it was made from."""
+        values = {name: getattr(job, name) for name in SERVING_FIELDS}
+        return cls(**{**values, "architecture": job.architecture.name})
+
+
+# field name -> (label, type, may be left empty) for the serving form and its URL parameters
+SERVING_FIELDS: dict[str, tuple[str, type, bool]] = {
+    "architecture": ("Model", str, False),
+    "weights": ("Weights precision", str, False),
+    "kv_cache": ("KV-cache precision", str, False),
+    "input_tokens": ("Prompt tokens per request", int, False),
+    "output_tokens": ("Output tokens per request", int, False),
+    "requests_per_s": ("Load (requests/s)", float, True),
+    "ttft_ms": ("Time to first token target (ms)", float, True),
+    "tpot_ms": ("Time per output token target (ms)", float, True),
+    "hours": ("Service hours (for the cost)", float, False),
+}
+
+
+def serving_choices() -> dict[str, tuple[str, ...]]:
+    """The values a serving text field may take: named architectures and the precisions
+    ServingWorkload accepts."""
+    return {
+        "architecture": tuple(architectures()),
+        "weights": get_args(ServingWorkload.model_fields["weights"].annotation),
+        "kv_cache": get_args(ServingWorkload.model_fields["kv_cache"].annotation),
+    }
+
+
+def serving_preset(name: str) -> ServingWorkload:
+    """A serving preset by name (never a file: a link names presets only)."""
+    if name not in serving_presets():
+        raise InputError(f"serving preset {name!r} is not one of {', '.join(serving_presets())}")
+    try:
+        return load_serving_workload(name)
+    except WorkloadError as exc:
+        raise InputError(str(exc)) from None
+
+
+@dataclass(frozen=True)
 class RankView:
+    mode: str = TRAIN
     preset: str = DEFAULT_PRESET
     custom: WorkloadFields | None = None
     gpus: str = DEFAULT_GPUS
@@ -152,6 +234,14 @@ class RankView:
     include_stated_support: bool = False
     what_if: str | None = None
     starred: tuple[str, ...] = ()
+    # Serve mode's own inputs; the rest (tiers, constraints, whole cost) are shared
+    serve_preset: str = DEFAULT_SERVE_PRESET
+    serve_custom: ServingFields | None = None
+    serve_gpus: str = DEFAULT_SERVE_GPUS
+
+    @property
+    def serving(self) -> bool:
+        return self.mode == SERVE
 
     def request_part(self) -> RankView:
         """The view without what only changes the display (what-if, stars)."""
@@ -199,13 +289,43 @@ def workload_of(view: RankView) -> Workload:
         raise InputError(str(exc)) from None
 
 
+def serving_workload_of(view: RankView) -> ServingWorkload:
+    """The serving preset, or the preset with the serving fields over it; InputError if
+    invalid (one line naming the field)."""
+    base = serving_preset(view.serve_preset)
+    if view.serve_custom is None:
+        return base
+    fields = {
+        **serving_presets()[view.serve_preset]["workload"],
+        **vars(view.serve_custom),
+        "name": f"custom ({base.name})",
+    }
+    try:
+        return parse_serving(fields, "custom serving workload")
+    except WorkloadError as exc:
+        raise InputError(str(exc)) from None
+
+
 def request_of(view: RankView) -> RankRequest:
-    """The ranking request the view describes; InputError naming the input at fault."""
-    workload = workload_of(view)
+    """The ranking request the view describes; InputError naming the input at fault. In
+    Serve mode: the served model, its GPU counts, and no deadline (a served model has latency
+    targets instead)."""
+    if view.serving:
+        return _request(view, serving_workload_of(view), view.serve_gpus, None)
+    deadline = view.deadline_days * 24 if view.deadline_days else None
+    return _request(view, workload_of(view), view.gpus, deadline)
+
+
+def _request(
+    view: RankView,
+    workload: Workload | ServingWorkload,
+    gpus: str,
+    deadline_hours: float | None,
+) -> RankRequest:
     if not view.tiers:
         raise InputError("pick at least one pricing tier")
     try:
-        counts = parse_gpu_counts(view.gpus)
+        counts = parse_gpu_counts(gpus)
     except RankingError as exc:
         raise InputError(str(exc).replace("--gpus", "GPU count")) from None
     try:
@@ -216,7 +336,7 @@ def request_of(view: RankView) -> RankRequest:
             gpu_models=view.gpu_models or None,
             regions=view.regions or None,
             max_budget_usd=view.max_budget_usd or None,
-            deadline_hours=view.deadline_days * 24 if view.deadline_days else None,
+            deadline_hours=deadline_hours,
             max_price_age_days=view.max_price_age_days or None,
             min_fabric_class=view.min_fabric,
             multi_node_required=view.multi_node,
@@ -260,7 +380,18 @@ def to_query_params(view: RankView) -> dict[str, ParamValue]:
             params[CUSTOM_PREFIX + name] = (
                 _float_text(value) if isinstance(value, float) else str(value)
             )
+    if view.serve_custom is not None:
+        params[SERVE_CUSTOM_FLAG] = "1"
+        for name in SERVING_FIELDS:
+            value = getattr(view.serve_custom, name)
+            params[SERVE_PREFIX + name] = _param_text(value)
     return params
+
+
+def _param_text(value: Any) -> str:
+    if value is None:
+        return NOT_GIVEN
+    return _float_text(value) if isinstance(value, float) else str(value)
 
 
 def _float_text(value: float) -> str:
@@ -317,6 +448,11 @@ def from_query_params(params: Mapping[str, Sequence[str]]) -> tuple[RankView, li
             view = replace(view, custom=_custom_fields(view, params))
         except InputError as exc:
             problems.append(f"custom workload: {exc}")
+    if _one(params, SERVE_CUSTOM_FLAG) == "1":
+        try:
+            view = replace(view, serve_custom=_serving_fields(view, params))
+        except InputError as exc:
+            problems.append(f"custom serving workload: {exc}")
     return view, problems
 
 
@@ -325,6 +461,14 @@ def _field_value(name: str, raw: list[str], key: str) -> Any:
     if name == "preset":
         if last not in presets():
             raise InputError(f"{key}={last!r} is not a preset")
+        return last
+    if name == "mode":
+        if last not in MODES:
+            raise InputError(f"{key}={last!r}: the mode is one of {', '.join(MODES)}")
+        return last
+    if name == "serve_preset":
+        if last not in serving_presets():
+            raise InputError(f"{key}={last!r} is not a serving preset")
         return last
     if name == "tiers":
         unknown = [t for t in raw if t not in TIERS]
@@ -387,6 +531,28 @@ def _custom_fields(view: RankView, params: Mapping[str, Sequence[str]]) -> Workl
         else:
             out[name] = _number(text, kind, CUSTOM_PREFIX + name)
     return WorkloadFields(**out)
+
+
+def _serving_fields(view: RankView, params: Mapping[str, Sequence[str]]) -> ServingFields:
+    """The serving fields a link gives, the serving preset's where it gives none. Numbers
+    are read, not judged: a bad one (0 output tokens) is named when the request is built,
+    with the model's own words."""
+    base = ServingFields.of(serving_preset(view.serve_preset))
+    choices = serving_choices()
+    out: dict[str, Any] = {}
+    for name, (_, kind, optional) in SERVING_FIELDS.items():
+        text = _one(params, SERVE_PREFIX + name)
+        if text is None:
+            out[name] = getattr(base, name)
+        elif optional and text == NOT_GIVEN:
+            out[name] = None
+        elif kind is str:
+            if text not in choices[name]:
+                raise InputError(f"{name} {text!r} is not one of {', '.join(choices[name])}")
+            out[name] = text
+        else:
+            out[name] = _number(text, kind, SERVE_PREFIX + name)
+    return ServingFields(**out)
 
 
 def starred_after(

@@ -1,4 +1,5 @@
-"""Rank: which current offers finish this training job cheapest or fastest, and how sure."""
+"""Rank: which current offers finish this training job cheapest or fastest, and how sure; in
+Serve mode, which serve a model to a load at its latency targets for the least per token."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from fabricscope.app.rank_data import (
     providers_table,
     rank_inputs,
     ranked,
+    serve_note,
+    serve_offers_table,
     step_parts,
     what_if,
     what_if_table,
@@ -26,6 +29,7 @@ from fabricscope.app.tables import (
     EXCLUDED_COLUMNS,
     PROVIDER_COLUMNS,
     RANKED_COLUMN_CONFIG,
+    SERVE_COLUMN_CONFIG,
     WHAT_IF_COLUMNS,
 )
 from fabricscope.ops.status import FRESHNESS_SQL
@@ -37,30 +41,63 @@ inputs = rank_inputs(path)
 if inputs.snapshot.snapshot_id != snapshot.snapshot_id:
     st.rerun()  # published between the two reads: start the page again on the new one
 
-st.title("Rank offers for a training job")
-status_caption(snapshot, frames["freshness"], stale_after_hours)
+# the last serving request that could be ranked: a field changed to a value the model refuses
+# says why in one line, and the ranking it had stays below
+LAST_SERVING = "rk_last_serving_request"
+NO_WHAT_IF = (
+    "No fabric “what if” in Serve mode: a served model crosses the fabric only where a "
+    "replica spans nodes, and the verdict column says what the fabric costs it there."
+)
+NO_STARS = (
+    "Starring is for training rankings for now: the serving shortlist and memo are on their "
+    "way. Stars made in Train mode are kept."
+)
 
 view, problems = view_state.current_view()
-for problem in problems:
-    st.warning(f"The link had a value that could not be restored: {problem}")
 entered = view_state.entering("rank")
 rank_form.seed(view, force=entered)
 view = rank_form.render(view, inputs.catalog)
 view_state.remember(view)
+
+st.title("Rank offers for serving a model" if view.serving else "Rank offers for a training job")
+status_caption(snapshot, frames["freshness"], stale_after_hours)
+for problem in problems:
+    st.warning(f"The link had a value that could not be restored: {problem}")
 try:
     request = view_state.request_of(view)
 except view_state.InputError as exc:
     st.error(f"Cannot rank these inputs: {exc}")
-    st.stop()
+    if not view.serving or LAST_SERVING not in st.session_state:
+        st.stop()
+    request = st.session_state[LAST_SERVING]
+    st.caption("Below: the last ranking these inputs made, until they make another.")
+else:
+    if view.serving:
+        st.session_state[LAST_SERVING] = request
 
 result = ranked(inputs, path, request)
 offers, excluded = result.offers, result.excluded
 job = request.workload
-st.markdown(
-    f"**{job.name}**: {job.total_params / 1e9:,.1f}B parameters, {job.tokens / 1e9:,.0f}B "
-    f"tokens, {job.precision.value}; on {', '.join(map(str, request.gpu_counts))} GPUs; "
-    f"{', '.join(t.value for t in request.tiers)} prices; ranked by {request.objective}."
-)
+tiers = ", ".join(t.value for t in request.tiers)
+if view.serving:
+    counts = request.gpu_counts
+    tried = (
+        f"{counts[0]:,} GPUs"
+        if len(counts) == 1
+        else f"{counts[0]:,} to {counts[-1]:,} GPUs ({len(counts)} counts tried)"
+    )
+    latency = " (the lowest time per output token)" if request.objective == "time" else ""
+    st.markdown(
+        f"**{job.name}**: {job.architecture.name}, {job.architecture.total_params / 1e9:,.1f}B "
+        f"parameters, {job.weights} weights, {job.kv_cache} KV cache; on {tried}; "
+        f"{tiers} prices; ranked by {request.objective}{latency}."
+    )
+else:
+    st.markdown(
+        f"**{job.name}**: {job.total_params / 1e9:,.1f}B parameters, {job.tokens / 1e9:,.0f}B "
+        f"tokens, {job.precision.value}; on {', '.join(map(str, request.gpu_counts))} GPUs; "
+        f"{tiers} prices; ranked by {request.objective}."
+    )
 columns = st.columns(4)
 columns[0].metric("Offers ranked", f"{len(offers):,}")
 columns[1].metric("Excluded", f"{len(excluded):,}")
@@ -96,6 +133,24 @@ elif offers.empty:
         if len(common)
         else "No offer qualifies. Loosen the constraints or change the GPU count."
     )
+elif view.serving:
+    st.caption(serve_note(job))
+    st.subheader("Providers")
+    st.dataframe(
+        providers_table(result.providers, serving=True),
+        hide_index=True,
+        width="stretch",
+        column_config=PROVIDER_COLUMNS,
+    )
+    st.subheader("Offers")
+    st.caption(f"Click a column's header to sort by it. {NO_STARS}")
+    st.dataframe(
+        serve_offers_table(offers),
+        hide_index=True,
+        width="stretch",
+        column_config=SERVE_COLUMN_CONFIG,
+    )
+    st.caption(NO_WHAT_IF)
 else:
     for warning in plan_warnings(offers, view.deadline_days):
         st.warning(warning, icon=":material/schedule:")

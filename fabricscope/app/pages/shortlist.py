@@ -40,8 +40,14 @@ if view_state.entering("shortlist") or STARS not in st.session_state:
     st.session_state[STARS] = list(view.starred)
 view_state.remember(view)
 
+if view.serving:
+    # stars are made on training rankings only, for now: the shortlist is of the training job
+    st.info(
+        "The Rank page is in Serve mode: this shortlist holds the offers starred for the "
+        "training job; a serving shortlist and memo are on their way."
+    )
 try:
-    request = view_state.request_of(view)
+    request = view_state.request_of(replace(view, mode=view_state.TRAIN))
 except view_state.InputError as exc:
     st.error(f"The ranking behind this shortlist cannot be built: {exc}")
     st.stop()
