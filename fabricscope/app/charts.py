@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import colorsys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import altair as alt
 import pandas as pd
 
-from fabricscope.app.rank_data import STEP_PARTS, cost_text, offer_label, time_text
+from fabricscope.app.rank_data import STEP_PARTS, cost_text, offer_label, time_text, tpot_text
 
 # a browser draws a few thousand marks comfortably; the table holds the rest
 MAX_POINTS = 2000
@@ -54,33 +56,57 @@ def provider_colour(providers: Iterable[str], shown: Iterable[str]) -> alt.Color
     )
 
 
-def time_cost_scatter(offers: pd.DataFrame, providers: Iterable[str]) -> alt.LayerChart:
-    """Time-to-train against cost, one point per offer at its pessimistic end, a segment to
-    its optimistic end where the fabric is a range, and the Pareto frontier as a line.
-    ``providers``: every provider of the snapshot, which fixes each one's colour."""
+@dataclass(frozen=True)
+class TimeAxis:
+    """What a ranking's time is (its estimator's ``time`` and ``time_low``), on the x axis."""
+
+    field: str
+    high: str
+    low: str
+    per_unit: float  # the columns' unit per the axis's unit
+    title: str
+    text: Callable[[Mapping[str, Any]], str]
+
+
+TIME_TO_TRAIN = TimeAxis(
+    "days", "time_to_train_h", "time_to_train_h_low", 24.0, "Time to train (days, log)", time_text
+)
+TIME_PER_OUTPUT_TOKEN = TimeAxis(
+    "tpot_ms", "tpot_ms", "tpot_ms_low", 1.0, "Time per output token (ms, log)", tpot_text
+)
+
+
+def time_cost_scatter(
+    offers: pd.DataFrame, providers: Iterable[str], axis: TimeAxis = TIME_TO_TRAIN
+) -> alt.LayerChart:
+    """Time (to train, or per output token when serving: ``axis``) against whole cost, one
+    point per offer at its pessimistic end, a segment to its optimistic end where the fabric
+    is a range, and the Pareto frontier as a line. ``providers``: every provider of the
+    snapshot, which fixes each one's colour."""
     data = offers.head(MAX_POINTS)
     rows = data.to_dict("records")
+    low = f"{axis.field}_low"
     frame = pd.DataFrame(
         {
             "offer": [offer_label(r) for r in rows],
             "provider": data["provider"],
-            "days": data["time_to_train_h"] / 24,
-            "days_low": data["time_to_train_h_low"] / 24,
+            axis.field: data[axis.high] / axis.per_unit,
+            low: data[axis.low] / axis.per_unit,
             "cost_usd": data["total_cost_usd"],
             "cost_usd_low": data["total_cost_usd_low"],
-            "time": [time_text(r) for r in rows],
+            "time": [axis.text(r) for r in rows],
             "cost": [cost_text(r) for r in rows],
             "fabric": data["fabric_estimated_as"],
             "pareto": data["pareto"].map({True: "Pareto frontier", False: "dominated"}),
         }
     )
-    x = alt.X("days:Q", scale=alt.Scale(type="log"), title="Time to train (days, log)")
+    x = alt.X(f"{axis.field}:Q", scale=alt.Scale(type="log"), title=axis.title)
     y = alt.Y("cost_usd:Q", scale=alt.Scale(type="log"), title="Whole cost (USD, log)")
     tooltip = ["offer", "time", "cost", "fabric", "pareto"]
     ranges = (
-        alt.Chart(frame[frame["days_low"] < frame["days"]])
+        alt.Chart(frame[frame[low] < frame[axis.field]])
         .mark_rule(opacity=0.5)
-        .encode(x=x, y=y, x2="days_low:Q", y2="cost_usd_low:Q", tooltip=tooltip)
+        .encode(x=x, y=y, x2=f"{low}:Q", y2="cost_usd_low:Q", tooltip=tooltip)
     )
     points = (
         alt.Chart(frame)
@@ -94,9 +120,9 @@ def time_cost_scatter(offers: pd.DataFrame, providers: Iterable[str]) -> alt.Lay
         )
     )
     frontier = (
-        alt.Chart(frame[frame["pareto"] == "Pareto frontier"].sort_values("days"))
+        alt.Chart(frame[frame["pareto"] == "Pareto frontier"].sort_values(axis.field))
         .mark_line(interpolate="step-after", color="black", strokeDash=[4, 3])
-        .encode(x=x, y=y, order="days:Q")
+        .encode(x=x, y=y, order=f"{axis.field}:Q")
     )
     return alt.LayerChart(layer=[ranges, frontier, points], height=420)
 

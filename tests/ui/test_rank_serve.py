@@ -96,7 +96,11 @@ def test_the_switch_to_serve_ranks_the_serving_preset_without_deadline_or_what_i
     assert any(
         e.label.startswith(f"Excluded offers ({len(expected.excluded):,})") for e in app.expander
     )
-    assert not app.get("vega_lite_chart"), "the training charts stay in Train mode"
+    # TPOT against cost (the training step's parts stay in Train mode), the axis its own
+    [chart] = app.get("vega_lite_chart")
+    spec = json.loads(chart.proto.spec)
+    axes = [layer["encoding"]["x"]["title"] for layer in spec["layer"]]
+    assert set(axes) == {"Time per output token (ms, log)"}
 
 
 def test_the_serving_table_shows_cost_per_million_tokens_latency_and_load(
@@ -286,3 +290,22 @@ def test_the_shortlist_keeps_the_training_stars_while_the_rank_page_serves(
     assert not app.exception and not app.error
     assert "The Rank page is in Serve mode" in text_of(app)
     assert app.multiselect(key="sl_starred").value == [star]
+
+
+def test_the_default_serving_view_is_served_from_the_stored_ranking_as_it_would_be_ranked(
+    use_warehouse, fixture_warehouse, monkeypatch
+):
+    """The refresh stores the default serving preset's ranking (fabricscope/rank/rankings.json):
+    Serve mode serves it and says so, and ranked live shows the very same tables."""
+    use_warehouse(fixture_warehouse)
+    served = open_page(RANK, {"mode": "serve"})
+    assert not served.exception and not served.error
+    assert "Served from the ranking the last refresh stored" in text_of(served)
+    monkeypatch.setenv("FABRICSCOPE_SERVE_STORED_RANKINGS", "false")
+    live = open_page(RANK, {"mode": "serve"})
+    assert not live.exception and not live.error
+    assert "Served from the ranking" not in text_of(live)
+    tables = [(f.value.columns.tolist(), f.value.shape) for f in served.dataframe]
+    assert tables == [(f.value.columns.tolist(), f.value.shape) for f in live.dataframe]
+    for one, other in zip(served.dataframe, live.dataframe, strict=True):
+        pd.testing.assert_frame_equal(one.value, other.value, check_dtype=False)

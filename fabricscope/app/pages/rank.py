@@ -150,6 +150,18 @@ elif view.serving:
         width="stretch",
         column_config=SERVE_COLUMN_CONFIG,
     )
+    st.subheader("Time per output token against cost")
+    st.altair_chart(
+        charts.time_cost_scatter(
+            offers, inputs.catalog["provider"].dropna(), charts.TIME_PER_OUTPUT_TOKEN
+        ),
+        width="stretch",
+    )
+    st.caption(
+        "Each point is an offer at its worse end; a segment runs to its better end where the "
+        "fabric is unknown and a replica spans nodes. The dashed line joins the offers no "
+        "other beats on both. Each provider keeps its colour in every view."
+    )
     st.caption(NO_WHAT_IF)
 else:
     for warning in plan_warnings(offers, view.deadline_days):
