@@ -422,12 +422,16 @@ def export(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="--shortlist: the files' prefix.")
     ] = None,
+    serve: Annotated[
+        bool,
+        typer.Option("--serve", help="--shortlist: the workload is a serving preset or file."),
+    ] = False,
     warehouse: WarehouseOption = None,
 ) -> None:
     """Export the current snapshot (or some views of it) to Parquet, or a shortlist."""
     settings = _settings(warehouse)
     if shortlist:
-        _export_shortlist(settings, workload, gpus, top, offer, tier, objective, output)
+        _export_shortlist(settings, workload, gpus, top, offer, tier, objective, output, serve)
         return
     if parquet is None:
         raise UserError("say what to export: --parquet DIR or --shortlist", code=2)
@@ -535,15 +539,16 @@ def _export_shortlist(
     tiers: list[str] | None,
     objective: str,
     output: Path | None,
+    serve: bool = False,
 ) -> None:
-    if not workload or not gpus or output is None:
+    if not workload or not (gpus or serve) or output is None:
         raise UserError("--shortlist needs --workload, --gpus and --output PREFIX", code=2)
     if (top is None) == (not offers):
         raise UserError("--shortlist needs either --top K or --offer KEY (repeatable)", code=2)
     from fabricscope.procurement import shortlist as shortlisting
 
     tiers = list(tiers or ["on_demand"])
-    request = _rank_request(workload, gpus, tiers=tuple(tiers), objective=objective)
+    request = _rank_request(workload, gpus, serve, tiers=tuple(tiers), objective=objective)
     _require_warehouse(settings)
     try:
         picked = shortlisting.build(settings.warehouse, request, top, offers, settings.as_of)

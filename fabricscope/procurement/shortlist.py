@@ -38,6 +38,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from fabricscope.evidence import transparency
 from fabricscope.model.scaling import FAILURE_PART, ModelConstants
 from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
+from fabricscope.model.serving import ServingConstants
 from fabricscope.procurement import acceptance, rfi
 from fabricscope.rank import curves as curving
 from fabricscope.rank import ranking
@@ -117,8 +118,19 @@ def from_result(
         scores,
         questions,
         _sensitivity(result, rows),
-        curving.curves(result, list(rows["offer_key"])),
+        # time and cost against GPU count and bandwidth: a training job's (a served model is
+        # ranked at the fewest GPUs that carry its load)
+        curving.curves(result, list(rows["offer_key"])) if not _serving(result) else pd.DataFrame(),
     )
+
+
+def _serving(result: ranking.RankResult) -> bool:
+    return result.estimator.kind == "serving"
+
+
+def _moe(job: Any) -> bool:
+    """Whether the model is a mixture of experts (a served model's is its architecture's)."""
+    return getattr(getattr(job, "architecture", job), "moe", None) is not None
 
 
 def _sensitivity(result: ranking.RankResult, rows: pd.DataFrame) -> pd.DataFrame:
@@ -126,11 +138,10 @@ def _sensitivity(result: ranking.RankResult, rows: pd.DataFrame) -> pd.DataFrame
     frame = rows[["offer_key", "provider", "offer_label", "instance_type", "gpus", "nodes"]].copy()
     if result.catalog.empty:
         return frame
+    time = result.estimator.time  # hours to train, or a served model's ms per output token
     for fabric in SENSITIVITY_CLASSES:
         other = result.what_if(fabric).offers.set_index("offer_key")
-        frame[f"time_to_train_h_{fabric}"] = [
-            other["time_to_train_h"].get(key) for key in frame["offer_key"]
-        ]
+        frame[f"{time}_{fabric}"] = [other[time].get(key) for key in frame["offer_key"]]
         frame[f"cost_usd_{fabric}"] = [other["cost_usd"].get(key) for key in frame["offer_key"]]
     return frame
 
@@ -174,7 +185,7 @@ def _atomic(path: Path, write_to: Any) -> None:
 
 
 def csv_frame(shortlist: Shortlist) -> pd.DataFrame:
-    return shortlist.rows[ranking.RANKED_COLUMNS]
+    return shortlist.rows[shortlist.result.columns]
 
 
 def assumptions(shortlist: Shortlist) -> pd.DataFrame:
@@ -190,6 +201,8 @@ def assumptions(shortlist: Shortlist) -> pd.DataFrame:
         for k, v in request.model_dump(mode="json", exclude={"workload"}).items()
     ]
     items += [("model constant", k, v) for k, v in asdict(ModelConstants()).items()]
+    if _serving(shortlist.result):
+        items += [("serving constant", k, v) for k, v in asdict(ServingConstants()).items()]
     items += [
         ("ranking prior", "unknown fabric estimated as", " to ".join(ranking.UNKNOWN_FABRIC_RANGE)),
         (
@@ -287,7 +300,8 @@ def side_by_side(shortlist: Shortlist) -> pd.DataFrame:
     """The first SIDE_BY_SIDE_MAX shortlisted offers in columns, one row per thing a buyer
     weighs: what it is, its fabric and the evidence for it, time, the whole cost and its parts,
     the questions still open and what acceptance stands at."""
-    moe = shortlist.result.request.workload.moe is not None
+    moe = _moe(shortlist.result.request.workload)
+    serving = _serving(shortlist.result)
     items: dict[str, list[str]] = {}
     headers = []
     for _, row in shortlist.rows.head(SIDE_BY_SIDE_MAX).iterrows():
@@ -317,7 +331,17 @@ def side_by_side(shortlist: Shortlist) -> pd.DataFrame:
             ),
             "Fabric (as estimated)": str(row["fabric_estimated_as"]),
             "Fabric evidence": evidence,
-            "Time to train": _days(row) + " days",
+            **(
+                {
+                    "Per million tokens": f"${row['usd_per_million_output_tokens']:,.2f} out, "
+                    f"${row['usd_per_million_input_tokens']:,.2f} in",
+                    "Latency reached": f"TPOT {_ms(row)} ms, TTFT {row['ttft_ms']:,.0f} ms",
+                    "Load carried": f"{row['capacity_requests_per_s']:,.1f} requests/s "
+                    f"({row['layout']})",
+                }
+                if serving
+                else {"Time to train": _days(row) + " days"}
+            ),
             "Whole cost": _money(row["total_cost_usd"], row["total_cost_usd_low"])
             + ("" if unknown is None or pd.isna(unknown) else " + ?"),
             "GPUs billed": _money(row["gpu_cost_usd"]),
@@ -328,7 +352,11 @@ def side_by_side(shortlist: Shortlist) -> pd.DataFrame:
             if not pd.isna(row["support_usd"])
             else "not included",
             "Verdict": str(row["verdict"]),
-            "Exposed communication": f"{row['comm_fraction_exposed']:.0%} of the step",
+            **(
+                {}
+                if serving
+                else {"Exposed communication": f"{row['comm_fraction_exposed']:.0%} of the step"}
+            ),
             "Transparency score": "unknown"
             if pd.isna(row["transparency_score"])
             else f"{row['transparency_score']:.2f}",
@@ -347,7 +375,8 @@ def side_by_side(shortlist: Shortlist) -> pd.DataFrame:
 
 def _write_xlsx(shortlist: Shortlist, path: Path) -> None:
     rows = csv_frame(shortlist)
-    decisive = [column for column in SHORTLIST_COLUMNS if column in rows.columns]
+    chosen = SERVING_SHORTLIST_COLUMNS if _serving(shortlist.result) else SHORTLIST_COLUMNS
+    decisive = [column for column in chosen if column in rows.columns]
     details = [*ROW_IDENTITY, *(c for c in rows.columns if c not in decisive)]
     sheets = {
         "shortlist": (rows[decisive], len(ROW_IDENTITY)),
@@ -472,6 +501,22 @@ COLUMNS: dict[str, Column] = {
     "pareto": Column("On the time-cost frontier"),
     "score": Column("Ranking score", THREE_DECIMALS),
     "step_time_s": Column("Step time (s)", THREE_DECIMALS),
+    # a served model's (fabricscope/rank/estimators.py ServingEstimator)
+    "usd_per_million_output_tokens": Column("Per million output tokens (USD)", USD_CENTS),
+    "usd_per_million_input_tokens": Column("Per million input tokens (USD)", USD_CENTS),
+    "tpot_ms": Column("Time per output token (ms)", ONE_DECIMAL),
+    "tpot_ms_low": Column("Time per output token, best fabric case (ms)", ONE_DECIMAL),
+    "ttft_ms": Column("Time to first token (ms)", COUNT),
+    "tokens_per_s_per_gpu": Column("Output tokens/s per GPU", COUNT),
+    "tokens_per_s_per_gpu_low": Column("Output tokens/s per GPU, best fabric case", COUNT),
+    "capacity_requests_per_s": Column("Requests/s carried", ONE_DECIMAL),
+    "capacity_requests_per_s_low": Column("Requests/s carried, best fabric case", ONE_DECIMAL),
+    "load_requests_per_s": Column("Load (requests/s)", ONE_DECIMAL),
+    "replicas": Column("Replicas", COUNT),
+    "replica_gpus": Column("GPUs per replica", COUNT),
+    "batch": Column("Batch per replica (sequences)", COUNT),
+    "fabric_share": Column("Fabric share of a decode step", PERCENT_ONE_DECIMAL),
+    "service_hours": Column("Service hours", COUNT),
     **{
         part.field: Column(part.heading, THREE_DECIMALS)
         for part in (*MODEL_STEP_PARTS, FAILURE_PART)
@@ -487,6 +532,10 @@ COLUMNS: dict[str, Column] = {
     },
     **{
         f"cost_usd_{fabric}": Column(f"Cost on {name} (USD)", USD)
+        for fabric, name in FABRIC_NAMES.items()
+    },
+    **{
+        f"tpot_ms_{fabric}": Column(f"Time per output token on {name} (ms)", ONE_DECIMAL)
         for fabric, name in FABRIC_NAMES.items()
     },
     # the assumptions, transparency and RFI sheets
@@ -510,7 +559,8 @@ COLUMNS: dict[str, Column] = {
 # the shortlist sheet: what a buyer decides on, in this order (the rest is on ``details``,
 # after ROW_IDENTITY, which both sheets start with)
 ROW_IDENTITY = ("rank", "provider", "offer_label")
-SHORTLIST_COLUMNS = (
+# what the offer is and costs by the hour, first on both kinds of shortlist sheet
+OFFER_HEAD = (
     *ROW_IDENTITY,
     "gpu_model",
     "gpus_per_node",
@@ -521,12 +571,42 @@ SHORTLIST_COLUMNS = (
     "pricing_tier",
     "fabric_estimated_as",
     "price_usd_per_gpu_hour",
+)
+SHORTLIST_COLUMNS = (
+    *OFFER_HEAD,
     "time_to_train_h",
     "total_cost_usd",
     "costs_unknown",
     "cost_usd",
     "mfu",
     "comm_fraction_exposed",
+    "verdict",
+)
+
+# a served model's shortlist sheet
+SERVING_# what the offer is and costs by the hour, first on both kinds of shortlist sheet
+OFFER_HEAD = (
+    *ROW_IDENTITY,
+    "gpu_model",
+    "gpus_per_node",
+    "gpus",
+    "sold_and_run_by",
+    "instance_type",
+    "region",
+    "pricing_tier",
+    "fabric_estimated_as",
+    "price_usd_per_gpu_hour",
+)
+SHORTLIST_COLUMNS = (
+    *OFFER_HEAD,
+    "usd_per_million_output_tokens",
+    "usd_per_million_input_tokens",
+    "tpot_ms",
+    "ttft_ms",
+    "capacity_requests_per_s",
+    "layout",
+    "total_cost_usd",
+    "costs_unknown",
     "verdict",
 )
 
@@ -590,6 +670,12 @@ def _days(row: pd.Series) -> str:
     return f"{high:,.1f}" if round(high, 1) == round(low, 1) else f"{low:,.1f}-{high:,.1f}"
 
 
+def _ms(row: pd.Series) -> str:
+    """A served model's time per output token (ms), a range where the fabric is unknown."""
+    high, low = row["tpot_ms"], row["tpot_ms_low"]
+    return f"{high:,.0f}" if round(high) == round(low) else f"{low:,.0f}-{high:,.0f}"
+
+
 def _usd(row: pd.Series) -> str:
     """The whole cost as a range; '+ ?' where a part of it nobody prices."""
     high, low = row["total_cost_usd"], row["total_cost_usd_low"]
@@ -646,17 +732,23 @@ def _curve_lines(shortlist: Shortlist) -> list[str]:
     return lines
 
 
-def _cost_lines(rows: pd.DataFrame) -> list[str]:
+def _cost_lines(rows: pd.DataFrame, serving: bool = False) -> list[str]:
     """Per shortlisted offer: how its whole cost is made, and the parts nobody prices."""
+    what = (
+        "the GPUs billed for the service's hours (more where a reserved term, minimum rental "
+        "or booking says so), plus storage for the served weights"
+        if serving
+        else "the GPUs billed, which is the run's time unless a reserved term, minimum rental "
+        "or booking makes it more, plus storage for the checkpoints (and the data, if given) "
+        "and downloading the trained weights"
+    )
     lines = [
         "",
         "## The whole cost",
         "",
-        "The cost is the whole cost of the job (the worse end): the GPUs billed, which is the "
-        "run's time unless a reserved term, minimum rental or booking makes it more, plus "
-        "storage for the checkpoints (and the data, if given) and downloading the trained "
-        "weights, at each provider's stated price (reference/provider_costs.csv, sourced) or "
-        'the price given with the request. "+ ?" marks a part nobody prices: ask for it.',
+        f"The cost is the whole cost of the job (the worse end): {what}, at each provider's "
+        "stated price (reference/provider_costs.csv, sourced) or the price given with the "
+        'request. "+ ?" marks a part nobody prices: ask for it.',
         "",
     ]
     for _, row in rows.iterrows():
@@ -686,66 +778,10 @@ def _regions(row: pd.Series) -> str:
     return f"{row['region']} and {int(count) - 1} more regions"
 
 
-def memo(shortlist: Shortlist) -> str:
-    result, rows = shortlist.result, shortlist.rows
-    request, job = result.request, result.request.workload
-    snapshot = result.snapshot
-    when = snapshot.published_at.strftime("%Y-%m-%d %H:%M UTC") if snapshot else "unknown"
-    prepared = result.as_of or datetime.now(UTC)
+def _training_verdict_lines(shortlist: Shortlist) -> list[str]:
+    """The top offer's verdict and what the fabric is worth for a training job."""
+    best = shortlist.rows.iloc[0]
     lines = [
-        f"# Procurement memo: {job.name} on {', '.join(map(str, request.gpu_counts))} GPUs",
-        "",
-        f"Prepared {prepared:%Y-%m-%d} by fabricscope from warehouse snapshot "
-        f"{shortlist.snapshot_id} (published {when}). Objective: {request.objective}; "
-        f"pricing tiers: {', '.join(t.value for t in request.tiers)}. Times and costs are model "
-        "estimates (docs/MODEL.md); where a provider has not stated its fabric, they are a "
-        "range from plain Ethernet to InfiniBand and the offers are ordered by the worse end.",
-        "",
-        "## Workload",
-        "",
-        f"- {job.total_params / 1e9:,.1f}B parameters"
-        + (f" ({job.active_params / 1e9:,.1f}B active per token, MoE)" if job.moe else "")
-        + f", {job.layers} layers, hidden size {job.hidden_size}, sequence {job.seq_len}",
-        f"- {job.tokens:,.0f} training tokens, {job.batch_tokens:,} tokens per step, "
-        f"{job.precision.value}, ZeRO stage {job.zero_stage}, {job.stack.value} software stack"
-        + (", LoRA fine-tune" if job.lora else ""),
-        "",
-        "## Shortlist",
-        "",
-        "| rank | provider | GPU | GPUs per node | offer | who you pay | GPUs | days | cost "
-        "| $/M tokens | MFU | verdict | fabric | transparency | price age |",
-        "|---:|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---|---:|---|",
-    ]
-    old_prices = []
-    for _, row in rows.iterrows():
-        score = row["transparency_score"]
-        age = row.get("data_age_days")
-        stale = age is not None and not pd.isna(age) and age > STALE_PRICE_DAYS
-        if stale:
-            old_prices.append(f"{row['provider']} {row['instance_type']} ({age:,.0f} days)")
-        age_text = "unknown" if age is None or pd.isna(age) else f"{age:,.0f} days"
-        lines.append(
-            f"| {row['rank']} | {_md(row['provider'])} | {_md(ranking.gpu_name(row['gpu_model']))} "
-            f"| {row['gpus_per_node']} | {_md(row['offer_label'])} (`{_md(row['instance_type'])}`, "
-            f"{_md(_regions(row))}, {_md(row['pricing_tier'])}) | {_md(row['sold_and_run_by'])} | "
-            f"{row['gpus']} | {_days(row)} | {_usd(row)} | "
-            f"{row['usd_per_million_tokens']:,.3f} | {row['mfu']:.0%} | {_md(row['verdict'])} | "
-            f"{_md(row['fabric_estimated_as'])} | "
-            f"{'unknown' if pd.isna(score) else f'{score:.2f}'} | "
-            f"{age_text}{' **(old: re-quote)**' if stale else ''} |"
-        )
-    if old_prices:
-        lines += [
-            "",
-            f"**Caveat: {len(old_prices)} price(s) were observed more than {STALE_PRICE_DAYS} "
-            f"days before {prepared:%Y-%m-%d}** and may have changed: "
-            + "; ".join(_md(p) for p in old_prices)
-            + ". Ask each provider for a current quote before deciding.",
-        ]
-    lines += _cost_lines(rows)
-    lines += _curve_lines(shortlist)
-    best = rows.iloc[0]
-    lines += [
         "",
         "## Verdict",
         "",
@@ -775,6 +811,171 @@ def memo(shortlist: Shortlist) -> str:
             f"| {_md(row['provider'])} | {offer} | {ib / 24:,.1f} | "
             f"{eth / 24:,.1f} | ${extra:,.0f} ({eth / ib - 1:+.0%} time) |"
         )
+    return lines
+
+
+def _serving_verdict_lines(shortlist: Shortlist) -> list[str]:
+    """The top offer's verdict and what the fabric is worth for a served model: nothing
+    while a replica fits one node; its share of a decode step when a replica spans nodes."""
+    best = shortlist.rows.iloc[0]
+    lines = [
+        "",
+        "## Verdict",
+        "",
+        f"The top offer ({best['provider']}, {best['offer_label']}, {best['sold_and_run_by']}): "
+        f"**{best['verdict']}**. A replica runs {best['layout']} on {best['replica_gpus']:.0f} "
+        f"GPUs ({best['memory_gb_per_gpu']:.0f} GB per GPU); {best['replicas']:.0f} "
+        f"replica{'' if best['replicas'] == 1 else 's'} carry "
+        f"{best['capacity_requests_per_s']:,.1f} requests/s at "
+        f"{best['tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU.",
+        "",
+        "## What the fabric is worth for this service",
+        "",
+        "The same offers estimated as if on InfiniBand and on plain Ethernet (TCP). A replica "
+        "inside one node never touches the inter-node fabric: its latency and cost are the "
+        "same on both. Only a model too large for one node (pipeline stages across nodes) "
+        "reads the fabric once per stage per token.",
+        "",
+        "| provider | offer | TPOT on InfiniBand (ms) | TPOT on Ethernet (ms) "
+        "| Ethernet slower by |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for _, row in shortlist.sensitivity.iterrows():
+        offer = f"{_md(row['offer_label'])} (`{_md(row['instance_type'])}`)"
+        ib, eth = row.get("tpot_ms_infiniband"), row.get("tpot_ms_ethernet")
+        if ib is None or eth is None or pd.isna(ib) or pd.isna(eth):
+            lines.append(f"| {_md(row['provider'])} | {offer} | n/a | n/a | n/a |")
+            continue
+        lines.append(
+            f"| {_md(row['provider'])} | {offer} | {ib:,.1f} | {eth:,.1f} | {eth / ib - 1:+.1%} |"
+        )
+    return lines
+
+
+def _serving_load(job: Any) -> str:
+    if job.requests_per_s is None:
+        return "served (no load given)"
+    return f"served at {job.requests_per_s:,g} requests/s"
+
+
+def _training_workload_lines(job: Any) -> list[str]:
+    return [
+        f"- {job.total_params / 1e9:,.1f}B parameters"
+        + (f" ({job.active_params / 1e9:,.1f}B active per token, MoE)" if job.moe else "")
+        + f", {job.layers} layers, hidden size {job.hidden_size}, sequence {job.seq_len}",
+        f"- {job.tokens:,.0f} training tokens, {job.batch_tokens:,} tokens per step, "
+        f"{job.precision.value}, ZeRO stage {job.zero_stage}, {job.stack.value} software stack"
+        + (", LoRA fine-tune" if job.lora else ""),
+    ]
+
+
+def _serving_workload_lines(job: Any) -> list[str]:
+    arch = job.architecture
+    targets = ", ".join(
+        f"{name} {value:,g} ms"
+        for name, value in (("time to first token", job.ttft_ms), ("per output token", job.tpot_ms))
+        if value is not None
+    )
+    return [
+        f"- {arch.total_params / 1e9:,.1f}B parameters"
+        + (f" ({arch.active_params / 1e9:,.1f}B active per token, MoE)" if arch.moe else "")
+        + f", {arch.layers} layers, hidden size {arch.hidden_size}; weights in {job.weights}, "
+        f"KV cache in {job.kv_cache} ({job.weight_bytes / 1e9:,.0f} GB of weights)",
+        f"- {job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request; "
+        + (
+            f"{job.requests_per_s:,g} requests/s"
+            if job.requests_per_s is not None
+            else "no load given: every rented GPU serving"
+        )
+        + f"; targets: {targets or 'none'}; for {job.hours:,g} hours",
+        "- USD per million tokens: the GPUs' cost split between input (prefill) and output "
+        "(decoding) tokens by the time each takes on a replica",
+    ]
+
+
+TRAINING_TABLE_HEAD = [
+    "| rank | provider | GPU | GPUs per node | offer | who you pay | GPUs | days | cost "
+    "| $/M tokens | MFU | verdict | fabric | transparency | price age |",
+    "|---:|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---|---:|---|",
+]
+SERVING_TABLE_HEAD = [
+    "| rank | provider | GPU | GPUs per node | offer | who you pay | GPUs | $/M output | "
+    "$/M input | TPOT (ms) | TTFT (ms) | requests/s | cost | verdict | fabric | transparency "
+    "| price age |",
+    "|---:|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|",
+]
+
+
+def memo(shortlist: Shortlist) -> str:
+    result, rows = shortlist.result, shortlist.rows
+    request, job = result.request, result.request.workload
+    snapshot = result.snapshot
+    when = snapshot.published_at.strftime("%Y-%m-%d %H:%M UTC") if snapshot else "unknown"
+    prepared = result.as_of or datetime.now(UTC)
+    serving = _serving(result)
+    on = _serving_load(job) if serving else f"on {', '.join(map(str, request.gpu_counts))} GPUs"
+    lines = [
+        f"# Procurement memo: {job.name} {on}",
+        "",
+        f"Prepared {prepared:%Y-%m-%d} by fabricscope from warehouse snapshot "
+        f"{shortlist.snapshot_id} (published {when}). Objective: {request.objective}; "
+        f"pricing tiers: {', '.join(t.value for t in request.tiers)}. "
+        + (
+            "Throughput, latency and costs are model estimates (docs/MODEL.md, Serving); each "
+            "offer is ranked at the fewest GPUs tried that carry the load at the latency "
+            "targets; where a provider has not stated its fabric and a replica spans nodes, "
+            "latency is a range from plain Ethernet to InfiniBand and the offers are ordered "
+            "by the worse end."
+            if serving
+            else "Times and costs are model estimates (docs/MODEL.md); where a provider has "
+            "not stated its fabric, they are a range from plain Ethernet to InfiniBand and the "
+            "offers are ordered by the worse end."
+        ),
+        "",
+        "## Workload",
+        "",
+        *(_serving_workload_lines(job) if serving else _training_workload_lines(job)),
+        "",
+        "## Shortlist",
+        "",
+        *(SERVING_TABLE_HEAD if serving else TRAINING_TABLE_HEAD),
+    ]
+    old_prices = []
+    for _, row in rows.iterrows():
+        score = row["transparency_score"]
+        age = row.get("data_age_days")
+        stale = age is not None and not pd.isna(age) and age > STALE_PRICE_DAYS
+        if stale:
+            old_prices.append(f"{row['provider']} {row['instance_type']} ({age:,.0f} days)")
+        age_text = "unknown" if age is None or pd.isna(age) else f"{age:,.0f} days"
+        numbers = (
+            f"${row['usd_per_million_output_tokens']:,.2f} | "
+            f"${row['usd_per_million_input_tokens']:,.2f} | {_ms(row)} | "
+            f"{row['ttft_ms']:,.0f} | {row['capacity_requests_per_s']:,.1f} | {_usd(row)}"
+            if serving
+            else f"{_days(row)} | {_usd(row)} | {row['usd_per_million_tokens']:,.3f} | "
+            f"{row['mfu']:.0%}"
+        )
+        lines.append(
+            f"| {row['rank']} | {_md(row['provider'])} | {_md(ranking.gpu_name(row['gpu_model']))} "
+            f"| {row['gpus_per_node']} | {_md(row['offer_label'])} (`{_md(row['instance_type'])}`, "
+            f"{_md(_regions(row))}, {_md(row['pricing_tier'])}) | {_md(row['sold_and_run_by'])} | "
+            f"{row['gpus']} | {numbers} | {_md(row['verdict'])} | "
+            f"{_md(row['fabric_estimated_as'])} | "
+            f"{'unknown' if pd.isna(score) else f'{score:.2f}'} | "
+            f"{age_text}{' **(old: re-quote)**' if stale else ''} |"
+        )
+    if old_prices:
+        lines += [
+            "",
+            f"**Caveat: {len(old_prices)} price(s) were observed more than {STALE_PRICE_DAYS} "
+            f"days before {prepared:%Y-%m-%d}** and may have changed: "
+            + "; ".join(_md(p) for p in old_prices)
+            + ". Ask each provider for a current quote before deciding.",
+        ]
+    lines += _cost_lines(rows, serving)
+    lines += _curve_lines(shortlist)
+    lines += _serving_verdict_lines(shortlist) if serving else _training_verdict_lines(shortlist)
     lines += [
         "",
         "## Questions to send each provider",
@@ -842,7 +1043,7 @@ def _acceptance_lines(shortlist: Shortlist) -> list[str]:
     threshold for that offer, and pass or fail where the buyer measured it; then the
     contract terms that cost money, with each provider's reply where it gave one."""
     items = acceptance.checklist()
-    moe = shortlist.result.request.workload.moe is not None
+    moe = _moe(shortlist.result.request.workload)
     replies = {(r["provider"], r["question_id"]): r for r in shortlist.result.replies}
     lines = [
         "## Before you accept the cluster",

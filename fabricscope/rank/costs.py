@@ -217,10 +217,13 @@ def whole_cost(
             else ", price unknown"
         )
     )
-    basis.append(
-        f"egress: {egress_tb:,.2f} TB"
-        + (f" at ${egress_rate:g} per GB" if egress_rate is not None else ", price unknown")
-    )
+    if not egress_tb:
+        basis.append("egress: none")
+    else:
+        basis.append(
+            f"egress: {egress_tb:,.2f} TB"
+            + (f" at ${egress_rate:g} per GB" if egress_rate is not None else ", price unknown")
+        )
     if support_pct is not None:
         basis.append(f"support: {support_pct:g}% of the GPU bill")
     elif not inputs.include_stated_support:

@@ -250,9 +250,14 @@ def test_refresh_materialises_every_preset_ranking(fixture_warehouse):
     snapshot, rows = read_frame(fixture_warehouse, "select * from estimates_current")
     assert snapshot.snapshot_id == rows["snapshot_id"].iloc[0]
     assert (rows["based_on_snapshot"] == snapshot.snapshot_id - 1).all()
-    wanted = {(item.preset, item.gpus, item.tier.value) for item in materialised_rankings()}
+    items = materialised_rankings()
+    wanted = {(item.preset, item.gpus, item.tier.value) for item in items if not item.serve}
     got = set(zip(rows["workload"], rows["gpus_requested"], rows["pricing_tier"], strict=True))
     assert got == wanted
+    # the serving presets' rows are in their own table, from the same materialisation
+    _, served = read_frame(fixture_warehouse, "select * from serving_estimates_current")
+    assert set(served["workload"]) == {item.preset for item in items if item.serve}
+    assert (served["snapshot_id"] == snapshot.snapshot_id).all()
     # the SQL an analyst would write gives what `fabricscope rank` gives
     _, cheapest = read_frame(
         fixture_warehouse,

@@ -1,0 +1,67 @@
+"""A serving shortlist (issue 36): the CSV, workbook and memo of a served model's best offers
+speak of cost per million tokens, latency and the load carried, not of time to train."""
+
+from __future__ import annotations
+
+import openpyxl
+import pandas as pd
+import pytest
+
+from fabricscope.model.workloads import load_serving_workload
+from fabricscope.procurement import shortlist
+from fabricscope.rank.estimators import SERVING
+from fabricscope.rank.ranking import RankRequest, parse_gpu_counts
+from tests.helpers import fabricscope
+
+
+@pytest.fixture(scope="module")
+def written(fixture_warehouse, tmp_path_factory):
+    job = load_serving_workload("llama3-405b-bf16")
+    request = RankRequest(workload=job, gpu_counts=parse_gpu_counts("1-64"))
+    picked = shortlist.build(fixture_warehouse, request, top=3)
+    prefix = tmp_path_factory.mktemp("serve") / "llama405"
+    return picked, shortlist.write(picked, prefix)
+
+
+def test_the_csv_holds_the_serving_columns(written):
+    picked, (csv, *_rest) = written
+    read = pd.read_csv(csv)
+    assert list(read.columns) == list(SERVING.columns)
+    assert (read["usd_per_million_output_tokens"] > 0).all()
+    assert list(read["offer_key"]) == list(picked.rows["offer_key"])
+
+
+def test_the_workbook_shows_what_a_buyer_of_tokens_decides_on(written):
+    _picked, (_csv, xlsx, *_rest) = written
+    book = openpyxl.load_workbook(xlsx)
+    headers = [cell.value for cell in book["shortlist"][1]]
+    assert "Per million output tokens (USD)" in headers and "Time per output token (ms)" in headers
+    assert not any("Time to train" in str(h) for h in headers)
+    side = [row[0].value for row in book["side by side"].iter_rows(min_row=2)]
+    assert "Per million tokens" in side and "Latency reached" in side
+    sensitivity = [cell.value for cell in book["fabric sensitivity"][1]]
+    assert "Time per output token on InfiniBand (ms)" in sensitivity
+
+
+def test_the_memo_says_whether_the_fabric_matters_for_the_service(written):
+    picked, (_csv, _xlsx, md, _answers) = written
+    text = md.read_text(encoding="utf-8")
+    assert text.startswith("# Procurement memo: Llama 3 405B (bf16) served at 2 requests/s")
+    assert "| $/M output |" in text and "## What the fabric is worth for this service" in text
+    assert "810 GB of weights" in text and "time to train" not in text.lower()
+    verdicts = set(picked.rows["verdict"])
+    assert any(v in text for v in verdicts)
+    # a replica inside one node is the same on both fabrics
+    one_node = picked.sensitivity[picked.rows["verdict"].str.startswith("the fabric does not")]
+    assert len(one_node) > 0
+    assert (one_node["tpot_ms_infiniband"] == one_node["tpot_ms_ethernet"]).all()
+
+
+def test_export_shortlist_serve_writes_the_files(fixture_warehouse, tmp_path):
+    done = fabricscope(
+        "export", "--shortlist", "--serve", "-w", "llama3-70b-chat", "--top", "2",
+        "-o", str(tmp_path / "chat"), "--warehouse", str(fixture_warehouse),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    memo = (tmp_path / "chat.md").read_text(encoding="utf-8")
+    assert "served at 10 requests/s" in memo and "fits one node" in memo
