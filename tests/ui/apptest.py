@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pandas as pd
+import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Dataframe
@@ -105,3 +107,22 @@ def tick(app: AppTest, offer_keys: list[str]) -> AppTest:
     rows = list(grid.value["offer_key"])
     app.session_state[grid.key] = {"selection": {"rows": [rows.index(k) for k in offer_keys]}}
     return app.run()
+
+
+def served_as_ranked_live(
+    monkeypatch: pytest.MonkeyPatch, query_params: dict[str, str | list[str]] | None = None
+) -> tuple[AppTest, AppTest]:
+    """The Rank page with ``query_params``, served from the ranking the refresh stored (and
+    saying so), then ranked live: every table the same. Both pages, for more checks."""
+    served = open_page(DEFAULT_PAGE, query_params)
+    assert not served.exception and not served.error
+    assert "Served from the ranking the last refresh stored" in text_of(served)
+    monkeypatch.setenv("FABRICSCOPE_SERVE_STORED_RANKINGS", "false")
+    live = open_page(DEFAULT_PAGE, query_params)
+    assert not live.exception and not live.error
+    assert "Served from the ranking" not in text_of(live)
+    tables = [(f.value.columns.tolist(), f.value.shape) for f in served.dataframe]
+    assert tables == [(f.value.columns.tolist(), f.value.shape) for f in live.dataframe]
+    for one, other in zip(served.dataframe, live.dataframe, strict=True):
+        pd.testing.assert_frame_equal(one.value, other.value, check_dtype=False)
+    return served, live

@@ -22,7 +22,14 @@ from fabricscope.rank.costs import CHECKPOINT_BYTES_PER_PARAM, HOURS_PER_MONTH, 
 from fabricscope.rank.ranking import rank
 from fabricscope.warehouse.db import current_snapshot
 from tests.helpers import AS_OF, publish_synthetic
-from tests.ui.apptest import open_page, text_of, tick, ticked, url_values
+from tests.ui.apptest import (
+    open_page,
+    served_as_ranked_live,
+    text_of,
+    tick,
+    ticked,
+    url_values,
+)
 
 RANK = "pages/rank.py"
 
@@ -307,15 +314,5 @@ def test_the_default_view_is_served_from_the_stored_ranking_as_it_would_be_ranke
     """The refresh stored the default view's ranking: the page serves it (and says so), and
     the page ranked live shows the very same tables."""
     use_warehouse(fixture_warehouse)
-    served = open_page(RANK)
-    assert not served.exception and not served.error
-    assert "Served from the ranking the last refresh stored" in text_of(served)
-    monkeypatch.setenv("FABRICSCOPE_SERVE_STORED_RANKINGS", "false")
-    live = open_page(RANK)
-    assert not live.exception and not live.error
-    assert "Served from the ranking" not in text_of(live)
-    tables = [(f.value.columns.tolist(), f.value.shape) for f in served.dataframe]
-    assert tables == [(f.value.columns.tolist(), f.value.shape) for f in live.dataframe]
-    for one, other in zip(served.dataframe, live.dataframe, strict=True):
-        pd.testing.assert_frame_equal(one.value, other.value, check_dtype=False)
+    served, live = served_as_ranked_live(monkeypatch)
     assert metric(served, "Offers ranked") == metric(live, "Offers ranked")

@@ -25,7 +25,7 @@ from fabricscope.app.view_state import (
 from fabricscope.model.workloads import serving_presets
 from fabricscope.rank.ranking import rank
 from tests.helpers import AS_OF
-from tests.ui.apptest import open_page, text_of, url_values
+from tests.ui.apptest import open_page, served_as_ranked_live, text_of, url_values
 
 RANK = "pages/rank.py"
 SERVE = RankView(mode="serve")
@@ -298,14 +298,6 @@ def test_the_default_serving_view_is_served_from_the_stored_ranking_as_it_would_
     """The refresh stores the default serving preset's ranking (fabricscope/rank/rankings.json):
     Serve mode serves it and says so, and ranked live shows the very same tables."""
     use_warehouse(fixture_warehouse)
-    served = open_page(RANK, {"mode": "serve"})
-    assert not served.exception and not served.error
-    assert "Served from the ranking the last refresh stored" in text_of(served)
-    monkeypatch.setenv("FABRICSCOPE_SERVE_STORED_RANKINGS", "false")
-    live = open_page(RANK, {"mode": "serve"})
-    assert not live.exception and not live.error
-    assert "Served from the ranking" not in text_of(live)
-    tables = [(f.value.columns.tolist(), f.value.shape) for f in served.dataframe]
-    assert tables == [(f.value.columns.tolist(), f.value.shape) for f in live.dataframe]
-    for one, other in zip(served.dataframe, live.dataframe, strict=True):
-        pd.testing.assert_frame_equal(one.value, other.value, check_dtype=False)
+    served, live = served_as_ranked_live(monkeypatch, {"mode": "serve"})
+    assert served.title[0].value == live.title[0].value == "Rank offers for serving a model"
+    assert metric(served, "Offers ranked") == metric(live, "Offers ranked")
