@@ -584,20 +584,7 @@ SHORTLIST_COLUMNS = (
 )
 
 # a served model's shortlist sheet
-SERVING_# what the offer is and costs by the hour, first on both kinds of shortlist sheet
-OFFER_HEAD = (
-    *ROW_IDENTITY,
-    "gpu_model",
-    "gpus_per_node",
-    "gpus",
-    "sold_and_run_by",
-    "instance_type",
-    "region",
-    "pricing_tier",
-    "fabric_estimated_as",
-    "price_usd_per_gpu_hour",
-)
-SHORTLIST_COLUMNS = (
+SERVING_SHORTLIST_COLUMNS = (
     *OFFER_HEAD,
     "usd_per_million_output_tokens",
     "usd_per_million_input_tokens",
