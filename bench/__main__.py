@@ -18,6 +18,7 @@ from bench import (
     bench_publish,
     bench_rank,
     bench_refresh,
+    bench_serving,
 )
 
 RESULTS = Path(__file__).parent / "results.md"
@@ -38,6 +39,7 @@ def main() -> int:
     lines += bench_publish.run(report)
     lines += bench_refresh.run(report)
     lines += bench_model.run(report)
+    lines += bench_serving.run(report)
     lines += bench_rank.run(report)
     lines += bench_app.run(report)
     lines += bench_cli.run(report)
