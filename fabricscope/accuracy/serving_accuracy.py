@@ -31,7 +31,9 @@ from fabricscope.model.workload import Workload
 from fabricscope.rank import catalog
 
 ROOFLINE = ServingConstants(
-    hbm_efficiency=1.0, decode_compute_efficiency=1.0, prefill_efficiency=1.0
+    hbm_efficiency=1.0,
+    decode_compute_efficiency=1.0,
+    prefill_efficiency=1.0,
 )
 SCORED_SCENARIOS = frozenset({"offline", "max-throughput"})
 SCORED_COLUMNS = [
@@ -189,9 +191,9 @@ def load_scorable() -> tuple[list[Scorable], list[tuple[str, str]]]:
 
 # the efficiencies tried by the fit (global: one set for every case, never per case)
 FIT_GRID: dict[str, tuple[float, ...]] = {
-    "hbm_efficiency": (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
-    "decode_compute_efficiency": (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0),
-    "prefill_efficiency": (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0),
+    "hbm_efficiency": (0.4, 0.5, 0.6, 0.7, 0.8, 1.0),
+    "decode_compute_efficiency": (0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
+    "prefill_efficiency": (0.4, 0.5, 0.6, 0.7, 0.8, 1.0),
 }
 
 

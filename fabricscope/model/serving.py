@@ -39,6 +39,9 @@ BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5, "int4": 0.5}
 BATCHES = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], dtype=float)
 TP_DEGREES = (1, 2, 4, 8, 16, 32, 64, 72)
 PP_DEGREES = (1, 2, 4, 8, 16)
+# the fastest PCIe link between a node's GPUs, unidirectional (Gen5 x16: 128 GB/s both ways,
+# hardware.INTRA_NODE_LINKS); every NVLink generation is faster (300 GB/s and up)
+PCIE_MAX_BYTES_PER_S = 64e9
 
 
 def _constant(value: float, kind: str, source: str) -> Any:
@@ -73,6 +76,14 @@ class ServingConstants:
         "'90% of free GPU memory for KV cache' (nvidia.github.io/TensorRT-LLM/examples/"
         "kvcacheconfig.html), the engine of every scored case (vLLM's gpu_memory_utilization "
         "0.9 is a share of the whole memory instead)",
+    )
+    pcie_efficiency: float = _constant(
+        0.625,
+        "measured",
+        "all-reduce bus bandwidth over PCIe as a share of the link's: nccl-tests on 8 H100 PCIe "
+        "without NVLink reach 35-45 of PCIe Gen5's 64 GB/s (docs.alayanew.com/en/docs/"
+        "tech-blog/2026-05-06-nccl-tests, its reference table; 40 of 64 taken); NVLink's is "
+        "the training model's nvlink_efficiency (0.8)",
     )
     activation_bytes: float = _constant(
         2.0, "measured", "bytes per activation value passed between GPUs (16-bit)"
@@ -254,7 +265,10 @@ def estimate_serving(
     )
     layers_per_stage = arch.layers / p
     volume = micro * arch.hidden_size * c.activation_bytes
-    scaleup = np.maximum(col["scaleup_bytes_per_s"] * links.nvlink_efficiency, 1.0)
+    # a PCIe card's GPUs all-reduce over PCIe, at PCIe's share of its bandwidth
+    pcie = col["scaleup_bytes_per_s"] <= PCIE_MAX_BYTES_PER_S
+    link_efficiency = np.where(pcie, c.pcie_efficiency, links.nvlink_efficiency)
+    scaleup = np.maximum(col["scaleup_bytes_per_s"] * link_efficiency, 1.0)
     # two ring all-reduces per layer (after attention and after the MLP)
     tp_comm = np.where(
         t > 1,
