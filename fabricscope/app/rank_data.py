@@ -215,6 +215,13 @@ def tpot_text(row: Mapping[str, Any]) -> str:
     return _same_on_any_fabric(ms(row["tpot_ms"], row["tpot_ms_low"]), row)
 
 
+def counts_tried(counts: Sequence[int]) -> str:
+    """A serving ranking's GPU counts: each offer is ranked at the fewest that carry the load."""
+    if len(counts) == 1:
+        return f"{counts[0]:,} GPUs"
+    return f"{counts[0]:,} to {counts[-1]:,} GPUs ({len(counts)} counts tried)"
+
+
 def serve_note(job: Any) -> str:
     """What a serving ranking assumes (as `rank --serve` says it): the lengths, the load and
     the targets, and how its cost reads."""

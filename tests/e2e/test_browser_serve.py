@@ -1,7 +1,8 @@
 """The Rank page's Serve mode in a real browser (as tests/e2e/test_browser.py drives the app:
 `streamlit run` on 127.0.0.1, Playwright with Debian's headless Chromium): the switch to
 Serve ranks the serving preset as `rank --serve` does, with no deadline; a shared Serve-mode
-URL reopens its preset, whose offers fit one node; the switch back gives the training view.
+URL reopens its preset, whose offers fit one node; an offer starred in its grid reaches the
+Shortlist, whose CSV is the serving row; the switch back gives the training view.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 from playwright.sync_api import Locator, Page, expect
 
 from fabricscope.app.rank_data import ms
@@ -20,6 +23,7 @@ from tests.e2e.test_browser import (  # noqa: F401  (fixtures: one server for th
     browser,
     metric,
     page,
+    tick_row,
     wait_until_idle,
 )
 from tests.helpers import AS_OF
@@ -36,6 +40,7 @@ def test_serve_mode_ranks_a_served_model_and_its_url_reopens_it(
     app_url: str,  # noqa: F811
     page: Page,  # noqa: F811
     fixture_warehouse: Path,
+    tmp_path: Path,
 ) -> None:
     page.goto(app_url)
     expect(page.get_by_role("heading", name=TRAIN_HEADING)).to_be_visible()
@@ -76,6 +81,28 @@ def test_serve_mode_ranks_a_served_model_and_its_url_reopens_it(
     expect(cells.nth(1)).to_have_text(first["provider"])
     expect(cells.nth(7)).to_have_text(ms(first["tpot_ms"], first["tpot_ms_low"]))
     expect(cells.nth(8)).to_have_text(ms(first["ttft_ms"]))
+
+    # star it by its box in the grid: the Shortlist ranks the served model, and its CSV is
+    # the serving row
+    tick_row(page, 0)
+    wait_until_idle(page)
+    expect(page).to_have_url(re.compile(r"star="))
+    page.get_by_text("Open the shortlist (1 starred)").click()
+    expect(page.get_by_role("heading", name="Shortlist").first).to_be_visible()
+    wait_until_idle(page)
+    with page.expect_download() as downloading:
+        page.get_by_role("button", name="CSV (the ranking rows)").click()
+    saved = tmp_path / "shortlist.csv"
+    downloading.value.save_as(saved)
+    got = pd.read_csv(saved)
+    assert list(got["offer_key"]) == [first["offer_key"]]
+    for column in ("usd_per_million_output_tokens", "usd_per_million_input_tokens", "tpot_ms"):
+        np.testing.assert_allclose(got[column], [float(first[column])], rtol=1e-12)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role(
+        "link", name="Rank", exact=True
+    ).click()
+    expect(page.get_by_role("heading", name=SERVE_HEADING)).to_be_visible()
+    wait_until_idle(page)
 
     # back to Train: the training view, its URL without the mode
     page.locator(".st-key-rk_mode").get_by_text("Train", exact=True).click()

@@ -4,6 +4,7 @@ field the model refuses, and the URL round trip (Train mode's links unchanged)."
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 
@@ -25,7 +26,16 @@ from fabricscope.app.view_state import (
 from fabricscope.model.workloads import serving_presets
 from fabricscope.rank.ranking import rank
 from tests.helpers import AS_OF
-from tests.ui.apptest import open_page, served_as_ranked_live, text_of, url_values
+from tests.ui.apptest import (
+    captured_downloads,
+    download_data,
+    open_page,
+    served_as_ranked_live,
+    text_of,
+    tick,
+    ticked,
+    url_values,
+)
 
 RANK = "pages/rank.py"
 SERVE = RankView(mode="serve")
@@ -281,15 +291,39 @@ def test_a_serving_view_survives_its_url_and_train_links_are_unchanged(
     assert list(grid["offer_key"]) == list(training["offer_key"])
 
 
-def test_the_shortlist_keeps_the_training_stars_while_the_rank_page_serves(
+def test_served_offers_starred_in_the_grid_reach_the_serving_shortlist(
     use_warehouse, fixture_warehouse
 ):
     use_warehouse(fixture_warehouse)
-    star = str(rank(fixture_warehouse, request_of(RankView()), AS_OF).offers["offer_key"].iloc[0])
-    app = open_page("pages/shortlist.py", {"mode": "serve", "star": [star]})
-    assert not app.exception and not app.error
-    assert "The Rank page is in Serve mode" in text_of(app)
-    assert app.multiselect(key="sl_starred").value == [star]
+    result = rank(fixture_warehouse, request_of(SERVE), AS_OF)
+    keys = list(result.offers["offer_key"].iloc[[0, 2]])
+    with captured_downloads() as downloads:
+        app = serving(open_page(RANK))
+        tick(app, keys)  # the two offers' boxes in the grid of served offers
+        assert not app.exception and not app.error
+        assert url_values(app, "star") == keys and url_values(app, "mode") == ["serve"]
+        assert any("Open the shortlist (2 starred)" in link.label for link in app.get("page_link"))
+        app.switch_page("pages/shortlist.py")
+        app.run()
+        assert not app.exception and not app.error
+        assert app.multiselect(key="sl_starred").value == keys
+        shown = next(f.value for f in app.dataframe if "offer_key" in f.value.columns)
+        assert list(shown["offer_key"]) == keys
+        assert {"usd_per_million_output_tokens", "tpot", "ttft"} <= set(shown.columns)
+        assert "No curve for a served model" in text_of(app)
+        csv = download_data(app, "sl_csv", downloads)
+    # the CSV is the serving ranking's rows, every serving column, as `rank --serve` gives
+    # them (values compared: the stored ranking writes whole counts without a ".0")
+    rows = result.offers[result.offers["offer_key"].isin(keys)][list(result.columns)]
+    got = pd.read_csv(io.BytesIO(csv))
+    want = pd.read_csv(io.StringIO(rows.to_csv(index=False)))
+    assert list(got.columns) == list(result.columns)
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    # back on the Rank page, still serving, the stars ticked
+    app.switch_page(RANK)
+    app.run()
+    assert app.radio(key="rk_mode").value == "serve"
+    assert ticked(app) == keys
 
 
 def test_the_default_serving_view_is_served_from_the_stored_ranking_as_it_would_be_ranked(

@@ -15,6 +15,7 @@ from fabricscope.app.components import (
     status_caption,
 )
 from fabricscope.app.rank_data import (
+    counts_tried,
     offers_table,
     providers_table,
     rank_inputs,
@@ -48,10 +49,6 @@ NO_WHAT_IF = (
     "No fabric “what if” in Serve mode: a served model crosses the fabric only where a "
     "replica spans nodes, and the verdict column says what the fabric costs it there."
 )
-NO_STARS = (
-    "Starring is for training rankings for now: the serving shortlist and memo are on their "
-    "way. Stars made in Train mode are kept."
-)
 
 view, problems = view_state.current_view()
 entered = view_state.entering("rank")
@@ -80,17 +77,12 @@ offers, excluded = result.offers, result.excluded
 job = request.workload
 tiers = ", ".join(t.value for t in request.tiers)
 if view.serving:
-    counts = request.gpu_counts
-    tried = (
-        f"{counts[0]:,} GPUs"
-        if len(counts) == 1
-        else f"{counts[0]:,} to {counts[-1]:,} GPUs ({len(counts)} counts tried)"
-    )
     latency = " (the lowest time per output token)" if request.objective == "time" else ""
     st.markdown(
         f"**{job.name}**: {job.architecture.name}, {job.architecture.total_params / 1e9:,.1f}B "
-        f"parameters, {job.weights} weights, {job.kv_cache} KV cache; on {tried}; "
-        f"{tiers} prices; ranked by {request.objective}{latency}."
+        f"parameters, {job.weights} weights, {job.kv_cache} KV cache; on "
+        f"{counts_tried(request.gpu_counts)}; {tiers} prices; ranked by "
+        f"{request.objective}{latency}."
     )
 else:
     st.markdown(
@@ -133,48 +125,22 @@ elif offers.empty:
         if len(common)
         else "No offer qualifies. Loosen the constraints or change the GPU count."
     )
-elif view.serving:
-    st.caption(serve_note(job))
-    st.subheader("Providers")
-    st.dataframe(
-        providers_table(result.providers, serving=True),
-        hide_index=True,
-        width="stretch",
-        column_config=PROVIDER_COLUMNS,
-    )
-    st.subheader("Offers")
-    st.caption(f"Click a column's header to sort by it. {NO_STARS}")
-    st.dataframe(
-        serve_offers_table(offers),
-        hide_index=True,
-        width="stretch",
-        column_config=SERVE_COLUMN_CONFIG,
-    )
-    st.subheader("Time per output token against cost")
-    st.altair_chart(
-        charts.time_cost_scatter(
-            offers, inputs.catalog["provider"].dropna(), charts.TIME_PER_OUTPUT_TOKEN
-        ),
-        width="stretch",
-    )
-    st.caption(
-        "Each point is an offer at its worse end; a segment runs to its better end where the "
-        "fabric is unknown and a replica spans nodes. The dashed line joins the offers no "
-        "other beats on both. Each provider keeps its colour in every view."
-    )
-    st.caption(NO_WHAT_IF)
 else:
-    for warning in plan_warnings(offers, view.deadline_days):
-        st.warning(warning, icon=":material/schedule:")
-    st.caption(
-        "Where a provider has not stated its fabric (or its bandwidth), time and cost are a "
-        "range from plain Ethernet to InfiniBand (or 50 to 400 Gb/s per GPU) and offers are "
-        "ordered by the worse end. MFU, the verdict and the step-time parts are those of the "
-        "worse end. Prices and fabric facts link to their source, with the date observed."
-    )
+    if view.serving:
+        st.caption(serve_note(job))
+    else:
+        for warning in plan_warnings(offers, view.deadline_days):
+            st.warning(warning, icon=":material/schedule:")
+        st.caption(
+            "Where a provider has not stated its fabric (or its bandwidth), time and cost are a "
+            "range from plain Ethernet to InfiniBand (or 50 to 400 Gb/s per GPU) and offers are "
+            "ordered by the worse end. MFU, the verdict and the step-time parts are those of "
+            "the worse end. Prices and fabric facts link to their source, with the date "
+            "observed."
+        )
     st.subheader("Providers")
     st.dataframe(
-        providers_table(result.providers),
+        providers_table(result.providers, serving=view.serving),
         hide_index=True,
         width="stretch",
         column_config=PROVIDER_COLUMNS,
@@ -185,8 +151,12 @@ else:
         f"Tick the box at the start of a row to star the offer for the Shortlist (at most "
         f"{view_state.MAX_STARS}); click a column's header to sort by it."
     )
-    table = offers_table(offers, view.starred).drop(columns=["starred"])
-    view = rank_form.star_grid(table, view, RANKED_COLUMN_CONFIG, reseed=entered)
+    if view.serving:
+        table, config = serve_offers_table(offers), SERVE_COLUMN_CONFIG
+    else:
+        table = offers_table(offers, view.starred).drop(columns=["starred"])
+        config = RANKED_COLUMN_CONFIG
+    view = rank_form.star_grid(table, view, config, reseed=entered)
     view_state.remember(view)
     elsewhere = set(view.starred) - set(offers["offer_key"])
     if view.starred:
@@ -197,16 +167,23 @@ else:
             icon="⭐",
         )
 
+if not offers.empty:
     # one chart a row: beside another, a legend of twenty providers leaves the plot a sliver
-    st.subheader("Time against cost")
+    st.subheader("Time per output token against cost" if view.serving else "Time against cost")
+    axis = charts.TIME_PER_OUTPUT_TOKEN if view.serving else charts.TIME_TO_TRAIN
     st.altair_chart(
-        charts.time_cost_scatter(offers, inputs.catalog["provider"].dropna()), width="stretch"
+        charts.time_cost_scatter(offers, inputs.catalog["provider"].dropna(), axis),
+        width="stretch",
     )
+    spans = " and a replica spans nodes" if view.serving else ""
     st.caption(
         "Each point is an offer at its worse end; a segment runs to its better end where "
-        "the fabric is unknown. The dashed line joins the offers no other beats on both. "
-        "Each provider keeps its colour in every view."
+        f"the fabric is unknown{spans}. The dashed line joins the offers no other beats on "
+        "both. Each provider keeps its colour in every view."
     )
+if not offers.empty and view.serving:
+    st.caption(NO_WHAT_IF)
+elif not offers.empty:
     st.subheader("Where a training step goes")
     top = len(offers)
     if len(offers) > 1:

@@ -10,15 +10,17 @@ from fabricscope.app import view_state
 from fabricscope.app.charts import curve_chart
 from fabricscope.app.components import read_snapshot, settings_or_stop, status_caption
 from fabricscope.app.rank_data import (
+    counts_tried,
     offer_label,
     offers_table,
     rank_inputs,
     ranked,
+    serve_offers_table,
     shortlist,
     shortlist_downloads,
 )
 from fabricscope.app.shortlist_files import merge_notes, notes_frame
-from fabricscope.app.tables import RANKED_COLUMN_CONFIG
+from fabricscope.app.tables import RANKED_COLUMN_CONFIG, SERVE_COLUMN_CONFIG
 from fabricscope.ops.status import FRESHNESS_SQL
 from fabricscope.procurement import shortlist as shortlisting
 
@@ -40,14 +42,8 @@ if view_state.entering("shortlist") or STARS not in st.session_state:
     st.session_state[STARS] = list(view.starred)
 view_state.remember(view)
 
-if view.serving:
-    # stars are made on training rankings only, for now: the shortlist is of the training job
-    st.info(
-        "The Rank page is in Serve mode: this shortlist holds the offers starred for the "
-        "training job; a serving shortlist and memo are on their way."
-    )
 try:
-    request = view_state.request_of(replace(view, mode=view_state.TRAIN))
+    request = view_state.request_of(view)
 except view_state.InputError as exc:
     st.error(f"The ranking behind this shortlist cannot be built: {exc}")
     st.stop()
@@ -80,16 +76,17 @@ if not keys:
 chosen = shortlist(inputs, path, request, keys)
 
 job = request.workload
+counts = request.gpu_counts
+on = counts_tried(counts) if view.serving else f"{', '.join(map(str, counts))} GPUs"
 st.markdown(
-    f"**{job.name}** on {', '.join(map(str, request.gpu_counts))} GPUs, ranked by "
+    f"**{job.name}** on {on}, ranked by "
     f"{request.objective}, from snapshot {chosen.snapshot_id}: {len(chosen.rows)} offers."
 )
-st.dataframe(
-    offers_table(chosen.rows, keys).drop(columns=["starred"]),
-    hide_index=True,
-    width="stretch",
-    column_config=RANKED_COLUMN_CONFIG,
-)
+if view.serving:
+    table, config = serve_offers_table(chosen.rows), SERVE_COLUMN_CONFIG
+else:
+    table, config = offers_table(chosen.rows, keys).drop(columns=["starred"]), RANKED_COLUMN_CONFIG
+st.dataframe(table, hide_index=True, width="stretch", column_config=config)
 
 st.subheader("Side by side")
 if len(chosen.rows) < 2:
@@ -103,7 +100,12 @@ else:
     st.dataframe(shortlisting.side_by_side(chosen), hide_index=True, width="stretch", key="sl_side")
 
 st.subheader("How time and cost move")
-if chosen.curves.empty:
+if view.serving:
+    st.caption(
+        "No curve for a served model: each offer is ranked at the fewest GPUs that carry the "
+        "load, and the fabric enters only where a replica spans nodes (below)."
+    )
+elif chosen.curves.empty:
     st.caption("No curve: the shortlisted offers run on no other GPU count.")
 else:
     st.caption(
