@@ -108,6 +108,23 @@ def wait_until_idle(page: Page) -> None:
     page.wait_for_timeout(1500)
 
 
+def shortlist_csv(page: Page, rows: list[int], folder: Path) -> pd.DataFrame:
+    """Star these rows of the Rank page's grid by their boxes, open the Shortlist and
+    download its CSV."""
+    for row in rows:
+        tick_row(page, row)
+        wait_until_idle(page)
+    expect(page).to_have_url(re.compile(".*".join(["star="] * len(rows))))  # each one
+    page.get_by_text(f"Open the shortlist ({len(rows)} starred)").click()
+    expect(page.get_by_role("heading", name="Shortlist").first).to_be_visible()
+    wait_until_idle(page)
+    with page.expect_download() as downloading:
+        page.get_by_role("button", name="CSV (the ranking rows)").click()
+    saved = folder / "shortlist.csv"
+    downloading.value.save_as(saved)
+    return pd.read_csv(saved)
+
+
 def test_a_shared_url_restores_the_ranking_and_the_starred_offers_download_as_csv(
     app_url: str, page: Page, fixture_warehouse: Path, tmp_path: Path
 ) -> None:
@@ -124,19 +141,7 @@ def test_a_shared_url_restores_the_ranking_and_the_starred_offers_download_as_cs
     assert metric(page, "Offers ranked") == f"{len(expected):,}"
 
     # star the first two offers of the ranking: tick their boxes in the grid of offers
-    for row in (0, 1):
-        tick_row(page, row)
-        wait_until_idle(page)
-    expect(page).to_have_url(re.compile(r"star=.*star="))  # the URL carries both
-    page.get_by_text("Open the shortlist (2 starred)").click()
-    expect(page.get_by_role("heading", name="Shortlist").first).to_be_visible()
-    wait_until_idle(page)
-
-    with page.expect_download() as downloading:
-        page.get_by_role("button", name="CSV (the ranking rows)").click()
-    saved = tmp_path / "shortlist.csv"
-    downloading.value.save_as(saved)
-    got = pd.read_csv(saved)
+    got = shortlist_csv(page, [0, 1], tmp_path)
     want = expected.head(2)
     assert list(got["offer_key"]) == list(want["offer_key"])
     columns = ("time_to_train_h", "time_to_train_h_low", "cost_usd", "cost_usd_low", "mfu")

@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from playwright.sync_api import Locator, Page, expect
 
 from fabricscope.app.rank_data import ms
@@ -23,7 +22,7 @@ from tests.e2e.test_browser import (  # noqa: F401  (fixtures: one server for th
     browser,
     metric,
     page,
-    tick_row,
+    shortlist_csv,
     wait_until_idle,
 )
 from tests.helpers import AS_OF
@@ -84,17 +83,7 @@ def test_serve_mode_ranks_a_served_model_and_its_url_reopens_it(
 
     # star it by its box in the grid: the Shortlist ranks the served model, and its CSV is
     # the serving row
-    tick_row(page, 0)
-    wait_until_idle(page)
-    expect(page).to_have_url(re.compile(r"star="))
-    page.get_by_text("Open the shortlist (1 starred)").click()
-    expect(page.get_by_role("heading", name="Shortlist").first).to_be_visible()
-    wait_until_idle(page)
-    with page.expect_download() as downloading:
-        page.get_by_role("button", name="CSV (the ranking rows)").click()
-    saved = tmp_path / "shortlist.csv"
-    downloading.value.save_as(saved)
-    got = pd.read_csv(saved)
+    got = shortlist_csv(page, [0], tmp_path)
     assert list(got["offer_key"]) == [first["offer_key"]]
     for column in ("usd_per_million_output_tokens", "usd_per_million_input_tokens", "tpot_ms"):
         np.testing.assert_allclose(got[column], [float(first[column])], rtol=1e-12)
