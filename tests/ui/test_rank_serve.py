@@ -85,6 +85,10 @@ def test_the_switch_to_serve_ranks_the_serving_preset_without_deadline_or_what_i
     with pytest.raises(KeyError):
         app.selectbox(key="rk_what_if")
     assert NO_DEADLINE in text
+    # the whole cost's fold: a served model keeps its weights on storage, no checkpoints
+    with pytest.raises(KeyError):
+        app.number_input(key="rk_checkpoints_kept")
+    assert "storage holds the served weights" in text
     assert "No fabric “what if” in Serve mode" in text
     # the ranking is `rank --serve`'s, with its note
     expected = rank(fixture_warehouse, request_of(SERVE), AS_OF)
@@ -335,3 +339,23 @@ def test_the_default_serving_view_is_served_from_the_stored_ranking_as_it_would_
     served, live = served_as_ranked_live(monkeypatch, {"mode": "serve"})
     assert served.title[0].value == live.title[0].value == "Rank offers for serving a model"
     assert metric(served, "Offers ranked") == metric(live, "Offers ranked")
+
+
+def test_a_bad_serving_link_keeps_the_rest_and_says_what_it_dropped():
+    view, problems = from_query_params(
+        {
+            "mode": ["fly"],
+            "serve_preset": ["gpt5-chat"],
+            "serve_gpus": ["8-64"],
+            "s_custom": ["1"],
+            "s_weights": ["fp2"],
+        }
+    )
+    assert view == RankView(serve_gpus="8-64")
+    assert problems == [
+        "mode='fly': the mode is one of train, serve",
+        "serve_preset='gpt5-chat' is not a serving preset",
+        "custom serving workload: weights 'fp2' is not one of bf16, fp8, fp4, int4",
+    ]
+    view, problems = from_query_params({"mode": ["serve"], "s_custom": ["1"], "s_hours": ["x"]})
+    assert view == SERVE and problems == ["custom serving workload: s_hours='x' is not a number"]
