@@ -1108,28 +1108,9 @@ def _ms(value: float | None, low: float | None = None) -> str | None:
 
 
 def _serve_note(job: Any, ranked: bool = True) -> str:
-    """What a serving table assumes: the lengths, load and targets, and how cost is read."""
-    load = (
-        f"{job.requests_per_s:,g} requests/s"
-        if job.requests_per_s is not None
-        else "no load given (every GPU serving)"
-    )
-    targets = ", ".join(
-        f"{name} {value:,g} ms"
-        for name, value in (("TTFT", job.ttft_ms), ("TPOT", job.tpot_ms))
-        if value is not None
-    )
-    note = (
-        f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request; "
-        f"{load}; {targets or 'no latency targets'}"
-    )
-    if not ranked:
-        return note
-    return (
-        f"{note}; cost: the whole cost of the GPUs for {job.hours:,g} hours; USD per million "
-        "tokens (M) split between input and output by the time prefill and decoding take; "
-        "TPOT a range where the fabric is unknown"
-    )
+    from fabricscope.rank.estimators import serving_note
+
+    return serving_note(job, ranked)
 
 
 # a ranked offer's first columns, in every table of ranked offers

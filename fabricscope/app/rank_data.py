@@ -222,29 +222,6 @@ def counts_tried(counts: Sequence[int]) -> str:
     return f"{counts[0]:,} to {counts[-1]:,} GPUs ({len(counts)} counts tried)"
 
 
-def serve_note(job: Any) -> str:
-    """What a serving ranking assumes (as `rank --serve` says it): the lengths, the load and
-    the targets, and how its cost reads."""
-    load = (
-        f"{job.requests_per_s:,g} requests/s"
-        if job.requests_per_s is not None
-        else "no load given (every GPU rented serves)"
-    )
-    targets = ", ".join(
-        f"{name} {value:,g} ms"
-        for name, value in (("TTFT", job.ttft_ms), ("TPOT", job.tpot_ms))
-        if value is not None
-    )
-    return (
-        f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request; "
-        f"{load}; {targets or 'no latency targets'}. Each offer is ranked at the fewest GPUs "
-        f"tried that carry the load. Cost: the whole cost of those GPUs for {job.hours:,g} "
-        "hours; USD per million tokens (USD/M) split between input and output by the time "
-        "prefill and decoding take; TPOT a range where the fabric is unknown, offers ordered "
-        "by the worse end."
-    )
-
-
 def time_text(row: Mapping[str, Any]) -> str:
     return _same_on_any_fabric(duration(row["time_to_train_h"], row["time_to_train_h_low"]), row)
 

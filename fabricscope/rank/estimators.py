@@ -379,9 +379,10 @@ class ServingEstimator:
             "capacity_requests_per_s_low": capacity_low,
             "load_requests_per_s": load,
             "replicas": math.floor(rented_gpus / slow["replica_gpus"]) if slow["fits"] else None,
-            "replica_gpus": slow["replica_gpus"],
+            # whole numbers, as the stored rankings hold them
+            "replica_gpus": int(slow["replica_gpus"]) if slow["fits"] else None,
             "layout": layout,
-            "batch": slow["batch"],
+            "batch": int(slow["batch"]) if slow["fits"] else None,
             "verdict": verdict,
             "fabric_share": slow["fabric_share"],
             "memory_gb_per_gpu": slow["memory_gb_per_gpu"],
@@ -455,6 +456,33 @@ def serving_verdict(
     ):
         verdict += f" (on {worst}) to {fast['fabric_share']:.0%}"
     return verdict
+
+
+def serving_note(job: Any, ranked: bool = True) -> str:
+    """What a serving table assumes, as the CLI and the app say it: the lengths, the load and
+    the targets, and (``ranked``) how a ranking's cost reads."""
+    load = (
+        f"{job.requests_per_s:,g} requests/s"
+        if job.requests_per_s is not None
+        else "no load given (every GPU rented serves)"
+    )
+    targets = ", ".join(
+        f"{name} {value:,g} ms"
+        for name, value in (("TTFT", job.ttft_ms), ("TPOT", job.tpot_ms))
+        if value is not None
+    )
+    note = (
+        f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request; "
+        f"{load}; {targets or 'no latency targets'}"
+    )
+    if not ranked:
+        return note
+    return (
+        f"{note}. Each offer is ranked at the fewest GPUs tried that carry the load. Cost: the "
+        f"whole cost of those GPUs for {job.hours:,g} hours; USD per million tokens (USD/M) "
+        "split between input and output by the time prefill and decoding take; TPOT a range "
+        "where the fabric is unknown, offers ordered by the worse end."
+    )
 
 
 def serving_layout(result: Mapping[str, Any]) -> str | None:

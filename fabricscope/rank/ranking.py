@@ -703,7 +703,7 @@ def _offer_reasons(
         model.notna() & ~model.isin(list(specs)),
         "GPU "
         + model.map(gpu_name).astype(str)
-        + ": no training time can be estimated, as we hold no sourced figure for its compute, "
+        + ": nothing can be estimated on it, as we hold no sourced figure for its compute, "
         "memory or GPU-to-GPU bandwidth",
     )
     if request.gpu_models is not None:

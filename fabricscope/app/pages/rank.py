@@ -20,7 +20,6 @@ from fabricscope.app.rank_data import (
     providers_table,
     rank_inputs,
     ranked,
-    serve_note,
     serve_offers_table,
     step_parts,
     what_if,
@@ -34,6 +33,7 @@ from fabricscope.app.tables import (
     WHAT_IF_COLUMNS,
 )
 from fabricscope.ops.status import FRESHNESS_SQL
+from fabricscope.rank.estimators import serving_note
 from fabricscope.rank.ranking import what_if_rule
 
 path, stale_after_hours, _ = settings_or_stop()
@@ -127,7 +127,7 @@ elif offers.empty:
     )
 else:
     if view.serving:
-        st.caption(serve_note(job))
+        st.caption(serving_note(job))
     else:
         for warning in plan_warnings(offers, view.deadline_days):
             st.warning(warning, icon=":material/schedule:")
