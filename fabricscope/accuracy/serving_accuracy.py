@@ -87,17 +87,24 @@ def _workload(case: ServingCase) -> ServingWorkload:
         kv_cache="fp8" if kv in ("fp8", "fp4") else "bf16",
         input_tokens=int(case.input_len or 1),
         output_tokens=int(case.output_len or 1),
+        attention_data_parallel=attention_data_parallel(case),
     )
 
 
 def layout(case: ServingCase) -> tuple[int, int]:
     """The (TP, PP) a case is scored at. A layout of data-parallel attention and experts over
-    n GPUs (TensorRT-LLM's "DEP n": no TP degree, EP and DP n) splits the weights and the batch
-    over all n GPUs, as TP n does in the model: it is scored as TP n (the experts' all-to-all
-    costed as TP's all-reduce)."""
+    n GPUs (TensorRT-LLM's "DEP n": no TP degree, EP and DP n) runs over all n GPUs: it is
+    scored as a replica of n GPUs, attention data-parallel (``attention_data_parallel``)."""
     if case.tp is None and case.pp is None and case.ep == case.gpus and case.gpus > 1:
         return case.gpus, 1
     return case.tp or 1, case.pp or 1
+
+
+def attention_data_parallel(case: ServingCase) -> bool:
+    """Whether a case ran attention data-parallel with its experts split over its GPUs: the
+    latest page's "DEP n" runs, and the DeepSeek-R1 blog's "attention DP" ones."""
+    dep = case.tp is None and case.pp is None and case.ep == case.gpus and case.gpus > 1
+    return dep or "attention DP" in case.system
 
 
 def scorable(cases: Sequence[ServingCase]) -> tuple[list[Scorable], list[tuple[str, str]]]:

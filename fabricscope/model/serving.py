@@ -107,6 +107,13 @@ class ServingWorkload(BaseModel):
     requests_per_s: float | None = Field(default=None, gt=0, description="the load to serve")
     ttft_ms: float | None = Field(default=None, gt=0, description="time to first token target")
     tpot_ms: float | None = Field(default=None, gt=0, description="time per output token target")
+    attention_data_parallel: bool = Field(
+        default=False,
+        description="a replica's GPUs split only the routed experts (expert parallelism) and "
+        "each runs attention and the dense layers for its own sequences, so each holds and "
+        "reads every weight but the routed experts' (TensorRT-LLM's DEP, attention DP); "
+        "a dense model is the same either way",
+    )
     hours: float = Field(
         default=730.0,
         gt=0,
@@ -240,7 +247,11 @@ def estimate_serving(
     multi = stages_across > 1
 
     peak = np.where(job.weights == "bf16", col["peak_bf16"], col["peak_fp8"])
-    weights_per_gpu = job.weight_bytes / gpus
+    if job.attention_data_parallel and arch.moe is not None:
+        routed_share = arch.expert_params / arch.total_params
+        weights_per_gpu = job.weight_bytes * ((1.0 - routed_share) + routed_share / gpus)
+    else:
+        weights_per_gpu = job.weight_bytes / gpus
     kv_per_gpu = b * context * job.kv_bytes_per_token / gpus
     # the KV cache takes its share of the memory the weights leave (TensorRT-LLM's rule)
     fits = kv_per_gpu <= (col["hbm_bytes"] - weights_per_gpu) * kv_share

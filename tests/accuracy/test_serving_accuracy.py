@@ -84,6 +84,10 @@ def test_a_data_and_expert_parallel_layout_is_scored_over_all_its_gpus(scored):
     dep = [i for i in items if i.case.system.split()[-2:-1] == ["DEP4"]]
     assert dep and all((i.tp, i.pp) == (4, 1) for i in dep)
     assert all(len(i.profiles) == 1 and i.profiles.gpu_count[0] == 4 for i in dep)
+    assert all(i.job.attention_data_parallel for i in dep)
+    blog = [i for i in items if i.case.source_id == "trtllm_dsr1_best_perf"]
+    assert blog and all(i.job.attention_data_parallel for i in blog)  # "attention DP", TP 8 EP 8
+    assert not any(i.job.attention_data_parallel for i in items if i.case.ep is None)
     # every case runs on as many GPUs as it measured
     assert all(i.tp * i.pp == i.case.gpus for i in items)
     assert frame["fits"].all()

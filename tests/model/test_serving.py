@@ -111,6 +111,27 @@ def test_prefill_all_reduces_every_prompt_token_over_the_gpus_link():
     assert extra_s * 1e3 <= slow["ttft_ms"] - fast["ttft_ms"] <= 1.1 * extra_s * 1e3
 
 
+def test_attention_data_parallel_splits_only_the_routed_experts():
+    arch = preset("mixtral-8x7b")
+    job = ServingWorkload(name="moe", architecture=arch, input_tokens=100, output_tokens=100)
+    hardware = profiles((4, "none", 0.0))
+    split = estimate_serving(job, hardware, layout=(4, 1)).row(0)
+    dep_job = job.model_copy(update={"attention_data_parallel": True})
+    dep = estimate_serving(dep_job, hardware, layout=(4, 1)).row(0)
+    routed = arch.expert_params * 2 / 1e9  # bf16 bytes, in GB
+    dense = arch.total_params * 2 / 1e9 - routed
+    kv = lambda row: row["batch"] * 200 * job.kv_bytes_per_token / 4 / 1e9  # noqa: E731
+    assert split["memory_gb_per_gpu"] - kv(split) == pytest.approx((dense + routed) / 4)
+    assert dep["memory_gb_per_gpu"] - kv(dep) == pytest.approx(dense + routed / 4)
+    assert dep["tokens_per_s_per_gpu"] <= split["tokens_per_s_per_gpu"]  # more to read
+    # a dense model has no experts to split: the same either way
+    plain = job.model_copy(update={"architecture": preset("llama3-8b")})
+    one = estimate_serving(plain, hardware, layout=(4, 1)).row(0)
+    plain_dep = plain.model_copy(update={"attention_data_parallel": True})
+    other = estimate_serving(plain_dep, hardware, layout=(4, 1)).row(0)
+    assert one["tokens_per_s_per_gpu"] == other["tokens_per_s_per_gpu"]
+
+
 def test_a_model_too_large_for_one_node_spreads_over_nodes_and_reads_the_fabric():
     job = ServingWorkload(
         name="405b",
