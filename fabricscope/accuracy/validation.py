@@ -725,7 +725,7 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "fp8_efficiency_factor": (0.4, 1.0),
     "dp_overlap": (0.5, 0.95),
 }
-_GRID_POINTS = {
+GRID_POINTS = {
     "eta_compute_max": 12,
     "matrix_width_half": 11,
     "fp8_efficiency_factor": 4,
@@ -762,7 +762,7 @@ def fit_constants(
     check).
     """
     start = base or ModelConstants()
-    points = {**_GRID_POINTS, **(grid_points or {})}
+    points = {**GRID_POINTS, **(grid_points or {})}
     unverified = [case.run_id for case in cases if not case.verified]
     cases = [case for case in cases if case.verified]
     notes: list[str] = [
@@ -840,39 +840,73 @@ def fit_constants(
 
 
 @dataclass(frozen=True)
-class HeldOutFamily:
-    """One family predicted with the constants fitted on every other family's verified rows."""
+class HeldOutGroup:
+    """One group of rows (a source family, a GPU generation, a software stack) predicted with
+    the constants fitted on every other group's verified rows."""
 
-    family: str
+    name: str
     constants: dict[str, float]  # the fitted constants (FIT_BOUNDS' names) used on it
     scores: tuple[CaseScore, ...]
+    # the rows scored, in the order of ``scores``: its verified rows of the fitted set, then
+    # its ``blind`` rows (the last ``blind`` of them), which no constant is ever fitted on
+    cases: tuple[CalibrationCase, ...] = ()
+    blind: int = 0
+
+
+def leave_one_group_out(
+    cases: Sequence[CalibrationCase],
+    group: Callable[[CalibrationCase], str],
+    blind: Sequence[CalibrationCase] = (),
+    base: ModelConstants | None = None,
+    grid_points: Mapping[str, int] | None = None,
+) -> list[HeldOutGroup]:
+    """Each group's rows, predicted by constants fitted (:func:`fit_constants`) on the verified
+    rows of ``cases`` outside that group.
+
+    ``blind`` rows are never fitted on; each is scored with its group's constants. A group
+    with no verified row in ``cases`` (a GPU generation only the blind tables ran on) is
+    scored with ``base`` (``ModelConstants()``, fitted on every verified row, none of them
+    its). Rows whose source says VERIFY are neither fitted on nor scored.
+    """
+    verified = [case for case in cases if case.verified]
+    if len({group(case) for case in verified}) < 2:
+        raise ValueError("leaving one group out needs verified rows of two groups or more")
+    names = sorted({group(case) for case in [*verified, *blind]})
+    held_out = []
+    for name in names:
+        others = [case for case in verified if group(case) != name]
+        if len(others) == len(verified):
+            fitted = base or ModelConstants()
+            constants = {n: float(getattr(fitted, n)) for n in FIT_BOUNDS}
+        else:
+            fitted, report = fit_constants(others, base, grid_points)
+            constants = report.fitted
+        mine = [case for case in verified if group(case) == name]
+        theirs = [case for case in blind if group(case) == name]
+        scored = (*mine, *theirs)
+        held_out.append(
+            HeldOutGroup(name, constants, tuple(score(scored, fitted)), scored, len(theirs))
+        )
+    return held_out
 
 
 def leave_one_family_out(
     cases: Sequence[CalibrationCase],
     base: ModelConstants | None = None,
     grid_points: Mapping[str, int] | None = None,
-) -> list[HeldOutFamily]:
+) -> list[HeldOutGroup]:
     """Each source family's verified rows, predicted by constants fitted without them.
 
     The honest counterpart of the in-sample figure: the fit (:func:`fit_constants`, the same
     objective and grid) never sees the family it is scored on. Rows whose source says VERIFY
     are neither fitted on nor held out, as in the in-sample figures.
     """
-    verified = [case for case in cases if case.verified]
-    families = sorted({case.family for case in verified})
-    if len(families) < 2:
+    if len({case.family for case in cases if case.verified}) < 2:
         raise ValueError("leaving one family out needs verified rows of two families or more")
-    held_out = []
-    for family in families:
-        others = [case for case in verified if case.family != family]
-        fitted, report = fit_constants(others, base, grid_points)
-        mine = [case for case in verified if case.family == family]
-        held_out.append(HeldOutFamily(family, report.fitted, tuple(score(mine, fitted))))
-    return held_out
+    return leave_one_group_out(cases, lambda case: case.family, (), base, grid_points)
 
 
-def held_out_table(held_out: Sequence[HeldOutFamily]) -> str:
+def held_out_table(held_out: Sequence[HeldOutGroup]) -> str:
     """Per family: its rows' timing error with constants fitted on the other families."""
     lines = [
         "| family left out | n | median error % | p90 error % | max error % "
@@ -885,7 +919,7 @@ def held_out_table(held_out: Sequence[HeldOutFamily]) -> str:
         every += errors.tolist()
         c = group.constants
         lines.append(
-            f"| {group.family} | {len(errors)} | {np.median(errors):.1f} | "
+            f"| {group.name} | {len(errors)} | {np.median(errors):.1f} | "
             f"{np.percentile(errors, 90):.1f} | {np.max(errors):.1f} | "
             f"{c['eta_compute_max']:.3g} | {c['matrix_width_half']:.4g} | {c['dp_overlap']:.3g} "
             f"| {c['fp8_efficiency_factor']:.3g} |"
@@ -904,7 +938,7 @@ HELD_OUT_END = "<!-- held-out:end -->"
 
 def held_out_section(
     cases: Sequence[CalibrationCase],
-    held_out: Sequence[HeldOutFamily],
+    held_out: Sequence[HeldOutGroup],
     extra: Sequence[str] = (),
 ) -> str:
     """The leave-one-family-out block of docs/MODEL.md (slow: one fit per family); ``extra``

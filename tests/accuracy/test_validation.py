@@ -263,12 +263,12 @@ def test_each_family_is_predicted_by_constants_fitted_without_it(mapped):
     ]
     held_out = validation.leave_one_family_out(subset, grid_points=COARSE)
     verified = [c for c in subset if c.verified]
-    assert [group.family for group in held_out] == sorted({c.family for c in verified})
+    assert [group.name for group in held_out] == sorted({c.family for c in verified})
     for group in held_out:
-        others = [c for c in verified if c.family != group.family]
+        others = [c for c in verified if c.family != group.name]
         fitted, report = fit_constants(others, grid_points=COARSE)
         assert group.constants == report.fitted  # fitted on the other families alone
-        mine = [c for c in verified if c.family == group.family]
+        mine = [c for c in verified if c.family == group.name]
         assert [s.run_id for s in group.scores] == [c.run_id for c in mine]
         assert [s.timing_error_percent for s in group.scores] == [
             s.timing_error_percent for s in score(mine, fitted)
