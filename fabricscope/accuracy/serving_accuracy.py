@@ -9,9 +9,10 @@ skipped with its reason: MLPerf's dataset-distributed prompts (their mean input 
 sources), multi-node systems, unstated precision, latency-bound scenarios (their queueing is
 not modelled yet), GPUs without HBM bandwidth or peak figures.
 
-The efficiencies are ServingConstants' priors until a fit; ``score`` takes any constants, and
-``ROOFLINE`` (every efficiency 1) is the plain roofline baseline the issue asks to report beside
-the model.
+``fit`` chooses the efficiencies and the runtime's overhead from FIT_GRID, one set for every
+case; ``score`` takes any constants, and ``ROOFLINE`` (every efficiency 1, no runtime overhead)
+is the plain roofline baseline the issue asks to report beside the model. ``held_out`` and
+``report`` give each held-out split (a source, a source family, a GPU generation).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ ROOFLINE = ServingConstants(
     hbm_efficiency=1.0,
     decode_compute_efficiency=1.0,
     prefill_efficiency=1.0,
+    sequence_overhead_s=0.0,
 )
 SCORED_SCENARIOS = frozenset({"offline", "max-throughput"})
 SCORED_COLUMNS = [
@@ -198,9 +200,10 @@ def load_scorable() -> tuple[list[Scorable], list[tuple[str, str]]]:
 
 # the efficiencies tried by the fit (global: one set for every case, never per case)
 FIT_GRID: dict[str, tuple[float, ...]] = {
-    "hbm_efficiency": (0.4, 0.5, 0.6, 0.7, 0.8, 1.0),
-    "decode_compute_efficiency": (0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
-    "prefill_efficiency": (0.4, 0.5, 0.6, 0.7, 0.8, 1.0),
+    "hbm_efficiency": (0.5, 0.6, 0.7, 0.8, 1.0),
+    "decode_compute_efficiency": (0.3, 0.4, 0.5, 0.6),
+    "prefill_efficiency": (0.4, 0.5, 0.6, 0.7, 0.8),
+    "sequence_overhead_s": (0.0, 5e-6, 1e-5, 1.5e-5, 2e-5),
 }
 
 

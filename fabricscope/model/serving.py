@@ -53,10 +53,11 @@ class ServingConstants:
     """Each with its kind (prior until fitted) and source (docs/MODEL.md)."""
 
     hbm_efficiency: float = _constant(
-        0.6,
+        0.7,
         "fitted",
         "share of HBM bandwidth a decode step's reads reach; fitted globally with the two "
-        "below on 674 TensorRT-LLM maximum-throughput cases (accuracy/serving_accuracy.py fit)",
+        "below and sequence_overhead_s on 674 TensorRT-LLM maximum-throughput cases "
+        "(accuracy/serving_accuracy.py fit)",
     )
     decode_compute_efficiency: float = _constant(
         0.4,
@@ -67,6 +68,14 @@ class ServingConstants:
         0.6,
         "fitted",
         "share of peak FLOP/s prefill's matmuls and attention reach; fitted as above",
+    )
+    sequence_overhead_s: float = _constant(
+        1e-5,
+        "fitted",
+        "seconds a decode step spends per sequence in its batch outside the GPU's kernels "
+        "(scheduling, sampling, the runtime's bookkeeping); fitted with the efficiencies (grid "
+        "0 to 20 microseconds): no source states it, and it also stands for batch limits the "
+        "tables do not state",
     )
     memory_headroom: float = _constant(
         0.1,
@@ -321,7 +330,8 @@ def estimate_serving(
         0.0,
     )
     stage_time = np.maximum(memory_time, compute_time) + tp_comm + hop
-    step = p * stage_time  # a sequence passes every stage once per token
+    # a sequence passes every stage once per token; the runtime spends its overhead on each
+    step = p * stage_time + b * c.sequence_overhead_s
     prefill_flops = (
         2.0 * active * job.input_tokens + 2.0 * arch.layers * (job.input_tokens**2) * arch.q_dim
     )

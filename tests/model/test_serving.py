@@ -34,7 +34,9 @@ def profiles(*rows: tuple[int, str, float]):
 
 
 def test_decode_reads_every_weight_once_per_token_and_the_batchs_kv_cache():
-    ideal = ServingConstants(hbm_efficiency=1.0, decode_compute_efficiency=1.0)
+    ideal = ServingConstants(
+        hbm_efficiency=1.0, decode_compute_efficiency=1.0, sequence_overhead_s=0.0
+    )
     arch = preset("llama3-8b")
     bound = 2 * arch.total_params / H100_HBM_BYTES_PER_S * 1e3  # ms per token at batch 1
     job = ServingWorkload(
@@ -130,6 +132,19 @@ def test_attention_data_parallel_splits_only_the_routed_experts():
     plain_dep = plain.model_copy(update={"attention_data_parallel": True})
     other = estimate_serving(plain_dep, hardware, layout=(4, 1)).row(0)
     assert one["tokens_per_s_per_gpu"] == other["tokens_per_s_per_gpu"]
+
+
+def test_the_runtimes_overhead_per_sequence_caps_a_replicas_tokens_per_second():
+    job = ServingWorkload(
+        name="8b", architecture=preset("llama3-8b"), input_tokens=100, output_tokens=1000
+    )
+    hardware = profiles((1, "none", 0.0))
+    free = estimate_serving(job, hardware, ServingConstants(sequence_overhead_s=0.0)).row(0)
+    slow = ServingConstants(sequence_overhead_s=1e-4)  # at most 10,000 tokens/s a replica
+    capped = estimate_serving(job, hardware, slow).row(0)
+    assert free["tokens_per_s_per_replica"] > 1e4 > capped["tokens_per_s_per_replica"]
+    # each step costs the batch's overhead on top of the GPU's time
+    assert capped["tpot_ms"] >= capped["batch"] * 1e-4 * 1e3
 
 
 def test_a_model_too_large_for_one_node_spreads_over_nodes_and_reads_the_fabric():
