@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import multiprocessing
+import os
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -213,18 +216,43 @@ def _loss(frame: pd.DataFrame) -> float:
     return float(np.mean(np.abs(np.log(planned["predicted"] / planned["measured"]))))
 
 
-def fit(items: Sequence[Scorable]) -> ServingConstants:
-    """The efficiencies, from FIT_GRID, that minimise the mean absolute log error over
-    ``items`` (every combination tried; the planned set does not depend on them)."""
-    best: tuple[float, ServingConstants] | None = None
+# the cases a fitting worker process scores (set once per process, inherited by fork)
+_WORKER_ITEMS: Sequence[Scorable] = ()
+
+
+def _set_worker_items(items: Sequence[Scorable]) -> None:
+    global _WORKER_ITEMS
+    _WORKER_ITEMS = items
+
+
+def _worker_loss(constants: ServingConstants) -> float:
+    return _loss(score(_WORKER_ITEMS, constants))
+
+
+def fit(items: Sequence[Scorable], workers: int | None = None) -> ServingConstants:
+    """The constants, from FIT_GRID, that minimise the mean absolute log error over ``items``
+    (every combination tried, the first of equal losses kept; the planned set does not depend
+    on them). ``workers`` processes share the grid (default: up to two, where the platform
+    can fork; one scores it in this process)."""
     names = list(FIT_GRID)
-    for values in itertools.product(*(FIT_GRID[n] for n in names)):
-        constants = ServingConstants(**dict(zip(names, values, strict=True)))
-        loss = _loss(score(items, constants))
-        if best is None or loss < best[0]:
-            best = (loss, constants)
-    assert best is not None
-    return best[1]
+    grid = [
+        ServingConstants(**dict(zip(names, values, strict=True)))
+        for values in itertools.product(*(FIT_GRID[n] for n in names))
+    ]
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1)
+    if workers > 1 and len(grid) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        with ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_set_worker_items,
+            initargs=(items,),
+        ) as pool:
+            chunk = max(1, len(grid) // (4 * workers))
+            losses = list(pool.map(_worker_loss, grid, chunksize=chunk))
+    else:
+        losses = [_loss(score(items, constants)) for constants in grid]
+    return grid[int(np.argmin(losses))]
 
 
 # The architecture generation of each GPU a scored case ran on (NVIDIA's product pages name

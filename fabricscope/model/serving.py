@@ -2,17 +2,21 @@
 model served on each hardware profile, vectorised over profiles like the training model.
 
 One replica of the model runs on ``tp x pp`` GPUs: tensor parallelism inside an NVLink domain
-(an all-reduce per layer over NVLink), pipeline stages across nodes only when the weights do not
-fit one domain (then the fabric carries each stage's activations). For a batch of ``b``
-sequences decoding together (continuous batching):
+(an all-reduce per layer over the GPUs' link: NVLink, or PCIe on PCIe cards), pipeline stages
+across nodes only when the weights do not fit one domain (then the fabric carries each stage's
+activations); attention data-parallel (``attention_data_parallel``) splits only the routed
+experts. For a batch of ``b`` sequences decoding together (continuous batching):
 
-- a decode step reads the replica's weights and the batch's KV cache from HBM, or is bound by
-  compute at large batch: ``max(bytes / HBM bandwidth, FLOPs / peak)``, each at an efficiency;
+- a decode step reads the replica's weights and the batch's KV cache (MLA's latent where the
+  architecture has one) from HBM, or is bound by compute at large batch: ``max(bytes / HBM
+  bandwidth, FLOPs / peak)``, each at an efficiency, plus the runtime's overhead per sequence;
 - prefill of a request is compute: ``2 x active parameters x input tokens`` plus causal
-  attention, at the prefill efficiency; its time is the time to first token, and each
-  request's prefill interrupts the batch's decoding once (``TPOT = step + b x prefill / output``);
-- the batch is the largest that fits the KV cache in memory and meets the latency targets;
-  throughput per replica is ``b / TPOT`` output tokens per second.
+  attention, at the prefill efficiency, and its prompt's all-reduces; its time is the time to
+  first token, and each request's prefill interrupts the batch's decoding once
+  (``TPOT = step + b x prefill / output``);
+- the KV cache takes its share of the memory the weights leave; the batch is the largest that
+  fits and meets the latency targets; throughput per replica is ``b / TPOT`` output tokens per
+  second.
 
 Efficiencies are ``ServingConstants``, fitted globally on the published serving measurements
 (issue 36; ``fabricscope/accuracy/serving_accuracy.py``, docs/MODEL.md). Pure: numpy only.

@@ -67,6 +67,8 @@ def test_the_fit_picks_the_global_efficiencies_with_the_least_error(scored, monk
     }
     monkeypatch.setattr(serving_accuracy, "FIT_GRID", grid)
     chosen = serving_accuracy.fit(items)
+    # the grid shared among processes or scored in this one: the same choice
+    assert serving_accuracy.fit(items, workers=1) == chosen
     losses = {
         hbm: serving_accuracy._loss(
             serving_accuracy.score(
