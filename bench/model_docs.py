@@ -1,6 +1,7 @@
 """Regenerate the validation sections of docs/MODEL.md: the model beside the naive baseline and
 llm-analysis on the published runs (in-sample), the leave-one-family-out figures (one fit
-per family: minutes), the scaling efficiency between sizes of one job, and the blind tables.
+per family: minutes), the scaling efficiency between sizes of one job, the blind tables, and
+each GPU generation and stack held out (four coarser fits: about a minute).
 ``python -m bench.model_docs``; a test checks the file holds what this generates, the held-out
 block by the inputs it states (tests/accuracy/test_validation.py).
 
@@ -15,6 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import llm_analysis_baseline
+from fabricscope.accuracy.held_out import (
+    SPLITS_END,
+    SPLITS_START,
+    held_out_splits,
+    splits_section,
+)
 from fabricscope.accuracy.published_tables import (
     automodel_cases,
     calibration_set,
@@ -64,6 +71,7 @@ MARKERS = (
     (HELD_OUT_START, HELD_OUT_END),
     (SCALING_START, SCALING_END),
     (BLIND_START, BLIND_END),
+    (SPLITS_START, SPLITS_END),
 )
 
 
@@ -145,6 +153,13 @@ def scaling(cases: Sequence[CalibrationCase]) -> str:
     return scaling_section(scaling_pairs(cases, score(cases)))
 
 
+def splits(cases: Sequence[CalibrationCase]) -> str:
+    """Each GPU generation and stack held out, over the calibration rows and the blind tables'
+    (about a minute: one coarser fit per group with calibration rows)."""
+    blind = [*megatron_bridge_cases()[0], *automodel_cases()[0], *torchtitan_cases()[0]]
+    return splits_section(cases, blind, held_out_splits(cases, blind))
+
+
 def blocks(report: Callable[[str], None]) -> list[Block]:
     """Every generated block, in MARKERS' order, from one run (minutes: one fit per family)."""
     cases, skipped = calibration_set()
@@ -152,11 +167,13 @@ def blocks(report: Callable[[str], None]) -> list[Block]:
     in_sample = section(cases, skipped)
     report("leave-one-family-out: one constant fit per source family")
     groups = leave_one_family_out(cases)
+    report("held out by GPU generation and by stack: one coarser fit per group")
     texts = (
         in_sample,
         held_out_section(cases, groups, [held_out_scaling(cases, groups)]),
         scaling(cases),
         blind(),
+        splits(cases),
     )
     return [Block(start, end, text) for (start, end), text in zip(MARKERS, texts, strict=True)]
 

@@ -6,7 +6,11 @@ from dataclasses import replace
 
 import pytest
 
+from bench import model_docs
+from fabricscope.accuracy import held_out
 from fabricscope.accuracy.held_out import (
+    SPLITS_END,
+    SPLITS_START,
     generation,
     held_out_splits,
     signed_percent,
@@ -15,6 +19,7 @@ from fabricscope.accuracy.held_out import (
 )
 from fabricscope.accuracy.published_tables import calibration_set, torchtitan_cases
 from fabricscope.accuracy.validation import (
+    DOCS_FILE,
     FIT_BOUNDS,
     fit_constants,
     leave_one_group_out,
@@ -97,3 +102,14 @@ def test_the_table_says_which_way_each_group_errs(calibration):
     assert pooled[1] == str(sum(len(g.scores) for g in groups))
     # the blind FP8 rows are their own line of the fsdp group, beside its BF16 rows
     assert rows["fsdp: fp8, dense"].split(" | ")[2] == str(len(torchtitan_cases()[0]))
+
+
+def test_the_documented_splits_are_the_generated_ones(calibration):
+    # about a minute: one refit per group that has calibration rows
+    text = DOCS_FILE.read_text(encoding="utf-8")
+    assert SPLITS_START in text and SPLITS_END in text, "docs/MODEL.md lacks the splits block"
+    documented = text[text.index(SPLITS_START) : text.index(SPLITS_END) + len(SPLITS_END)]
+    assert documented == model_docs.splits(calibration), (
+        "docs/MODEL.md's held-out-splits block is out of date: run python -m bench.model_docs"
+    )
+    assert held_out.SPLIT_GRID.keys() == FIT_BOUNDS.keys()
