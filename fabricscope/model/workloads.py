@@ -32,6 +32,8 @@ SHAPE_FIELDS = frozenset(
         "tied_embeddings",
         "moe",
         "seq_len",
+        "kv_lora_rank",
+        "rope_head_dim",
     }
 )
 # a workload's global batch: in tokens or in sequences, exactly one of them

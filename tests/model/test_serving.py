@@ -60,10 +60,12 @@ def test_kv_bytes_per_token_come_from_the_architecture():
 
 
 def test_latent_attention_caches_one_latent_per_layer_shared_by_every_head():
-    arch = preset("deepseek-v3").model_copy(update={"kv_lora_rank": 512, "rope_head_dim": 64})
+    arch = preset("deepseek-v3")  # its preset states MLA's widths
+    assert (arch.kv_lora_rank, arch.rope_head_dim) == (512, 64)
     job = ServingWorkload(name="r1", architecture=arch, input_tokens=1, output_tokens=1)
     assert job.kv_bytes_per_token == 61 * (512 + 64) * 2
-    standard = job.model_copy(update={"architecture": preset("deepseek-v3")})
+    plain = arch.model_copy(update={"kv_lora_rank": None, "rope_head_dim": None})
+    standard = job.model_copy(update={"architecture": plain})
     assert standard.kv_bytes_per_token == 2 * 61 * 128 * 56 * 2  # 128 heads of 7168 / 128
     # decode attention over the latent: 128 heads x (576 key + 512 value) x 2 per layer
     assert job.attention_flops_per_context_token == 2 * 61 * 128 * (576 + 512)
