@@ -477,14 +477,21 @@ def _job(workload: str, serve: bool, serving: dict[str, Any] | None = None) -> A
     try:
         job = load_serving_workload(workload)
         if given:
-            job = type(job).model_validate({**job.model_dump(), **given})
+            base = job.model_dump()
+            if {"requests_per_s", "output_tokens_per_s"} & given.keys():
+                # a load given on the command line replaces the workload's, in either unit
+                base |= {"requests_per_s": None, "output_tokens_per_s": None}
+            job = type(job).model_validate({**base, **given})
         return job
     except WorkloadError as exc:
         raise UserError(str(exc), code=2) from None
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "workload"
-        raise UserError(f"--{where.replace('_', '-')}: {first['msg']}", code=2) from None
+        message = str(first["msg"]).removeprefix("Value error, ")
+        if not first["loc"]:  # the workload as a whole (its load given twice, its length)
+            raise UserError(f"serving workload: {message}", code=2) from None
+        where = ".".join(str(part) for part in first["loc"])
+        raise UserError(f"--{where.replace('_', '-')}: {message}", code=2) from None
 
 
 def _rank_request(
@@ -794,6 +801,7 @@ def estimate(
     ] = None,
     serve: ServeOption = False,
     requests_per_s: RequestsOption = None,
+    output_tokens_per_s: TokensOption = None,
     ttft_ms: TtftOption = None,
     tpot_ms: TpotOption = None,
     warehouse: WarehouseOption = None,
@@ -805,7 +813,12 @@ def estimate(
     A profile with a "provider" uses that provider's stored calibration (fabricscope
     calibrate) instead of its fabric class's default, where one exists.
     """
-    serving = {"requests_per_s": requests_per_s, "ttft_ms": ttft_ms, "tpot_ms": tpot_ms}
+    serving = {
+        "requests_per_s": requests_per_s,
+        "output_tokens_per_s": output_tokens_per_s,
+        "ttft_ms": ttft_ms,
+        "tpot_ms": tpot_ms,
+    }
     if serve or any(v is not None for v in serving.values()):
         _estimate_serving(_job(workload, serve, serving), hardware, layout, usd_per_gpu_hour, fmt)
         return
@@ -1072,6 +1085,15 @@ RequestsOption = Annotated[
         show_default=False,
     ),
 ]
+TokensOption = Annotated[
+    float | None,
+    typer.Option(
+        "--output-tokens-per-s",
+        help="--serve: the load in output tokens per second instead of requests.",
+        callback=_finite,
+        show_default=False,
+    ),
+]
 TtftOption = Annotated[
     float | None,
     typer.Option(
@@ -1331,6 +1353,7 @@ def rank(
     ] = False,
     serve: ServeOption = False,
     requests_per_s: RequestsOption = None,
+    output_tokens_per_s: TokensOption = None,
     ttft_ms: TtftOption = None,
     tpot_ms: TpotOption = None,
     hours: HoursOption = None,
@@ -1358,7 +1381,13 @@ def rank(
         workload,
         gpus,
         serve,
-        {"requests_per_s": requests_per_s, "ttft_ms": ttft_ms, "tpot_ms": tpot_ms, "hours": hours},
+        {
+            "requests_per_s": requests_per_s,
+            "output_tokens_per_s": output_tokens_per_s,
+            "ttft_ms": ttft_ms,
+            "tpot_ms": tpot_ms,
+            "hours": hours,
+        },
         tiers=tuple(tier or ["on_demand"]),
         gpu_models=tuple(gpu_model) if gpu_model else None,
         regions=tuple(region) if region else None,

@@ -118,6 +118,11 @@ class ServingWorkload(BaseModel):
     input_tokens: int = Field(gt=0, le=10_000_000, description="prompt tokens per request")
     output_tokens: int = Field(gt=0, le=1_000_000, description="output tokens per request")
     requests_per_s: float | None = Field(default=None, gt=0, description="the load to serve")
+    output_tokens_per_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="the load in output tokens per second instead (requests/s x output tokens)",
+    )
     ttft_ms: float | None = Field(default=None, gt=0, description="time to first token target")
     tpot_ms: float | None = Field(default=None, gt=0, description="time per output token target")
     attention_data_parallel: bool = Field(
@@ -133,6 +138,27 @@ class ServingWorkload(BaseModel):
         le=87_600,
         description="how long the service runs, for its cost (default: a 730-hour month)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _load_in_tokens(cls, data: Any) -> Any:
+        """A load given in output tokens per second is that many requests per second over
+        the output length; both given must agree."""
+        if not isinstance(data, dict) or data.get("output_tokens_per_s") is None:
+            return data
+        tokens, output = data["output_tokens_per_s"], data.get("output_tokens")
+        if not isinstance(tokens, int | float) or not isinstance(output, int) or output <= 0:
+            return data  # the fields' own checks say what is wrong
+        rate = tokens / output
+        given = data.get("requests_per_s")
+        if given is None:
+            return {**data, "requests_per_s": rate}
+        if isinstance(given, int | float) and abs(given - rate) > 1e-9 * max(rate, 1.0):
+            raise ValueError(
+                f"requests_per_s {given:g} and output_tokens_per_s {tokens:g} disagree "
+                f"({tokens:g} / {output} output tokens = {rate:g} requests/s): give one"
+            )
+        return data
 
     @model_validator(mode="after")
     def _context_fits(self) -> ServingWorkload:

@@ -462,7 +462,8 @@ def serving_note(job: Any, ranked: bool = True) -> str:
     """What a serving table assumes, as the CLI and the app say it: the lengths, the load and
     the targets, and (``ranked``) how a ranking's cost reads."""
     load = (
-        f"{job.requests_per_s:,g} requests/s"
+        f"{job.requests_per_s:,g} requests/s "
+        f"({job.requests_per_s * job.output_tokens:,.0f} output tokens/s)"
         if job.requests_per_s is not None
         else "no load given (every GPU rented serves)"
     )

@@ -102,6 +102,19 @@ def test_serve_flags_and_presets_of_the_other_kind_are_one_line_errors(tmp_path)
         ),
         (["rank", "-w", "llama3-70b"], "--gpus: give a count"),
         (
+            [
+                "rank",
+                "--serve",
+                "-w",
+                "llama3-70b-chat",
+                "--output-tokens-per-s",
+                "512",
+                "--requests-per-s",
+                "3",
+            ],
+            "serving workload: requests_per_s 3 and output_tokens_per_s 512 disagree",
+        ),
+        (
             ["rank", "--serve", "-w", "llama3-70b-chat", "--requests-per-s", "-1"],
             "--requests-per-s",
         ),

@@ -155,3 +155,15 @@ def test_a_serving_file_takes_a_named_architecture_or_shape_fields(tmp_path):
     path.write_text('{"architecture": "llama3-8b", "input_tokens": 0, "output_tokens": 1}')
     with pytest.raises(WorkloadError, match="input_tokens: Input should be greater than 0"):
         load_serving_workload(str(path))
+
+
+def test_a_load_in_output_tokens_is_that_many_requests_over_the_output_length():
+    job = load_serving_workload("llama3-70b-chat")
+    fields = {**job.model_dump(), "requests_per_s": None, "output_tokens_per_s": 2560.0}
+    tokens = ServingWorkload.model_validate(fields)
+    assert tokens.requests_per_s == pytest.approx(10.0)  # 2,560 / 256 output tokens
+    same = rank_offers(offers("infiniband"), RankRequest(workload=tokens, gpu_counts=(8, 16)))
+    given = rank_offers(offers("infiniband"), serve("llama3-70b-chat", (8, 16)))
+    assert same.offers["total_cost_usd"].tolist() == given.offers["total_cost_usd"].tolist()
+    with pytest.raises(ValidationError, match="disagree"):
+        ServingWorkload.model_validate({**fields, "requests_per_s": 3.0})

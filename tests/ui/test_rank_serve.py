@@ -100,7 +100,9 @@ def test_the_switch_to_serve_ranks_the_serving_preset_without_deadline_or_what_i
     job = request_of(SERVE).workload
     assert (
         f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request; "
-        f"{job.requests_per_s:g} requests/s; TTFT {job.ttft_ms:,g} ms, TPOT {job.tpot_ms:,g} ms"
+        f"{job.requests_per_s:g} requests/s "
+        f"({job.requests_per_s * job.output_tokens:,.0f} output tokens/s); "
+        f"TTFT {job.ttft_ms:,g} ms, TPOT {job.tpot_ms:,g} ms"
     ) in text
     assert f"for {job.hours:,g} hours" in text and "Each offer is ranked at the fewest" in text
     # the providers' best offers, and every excluded offer with its reason
