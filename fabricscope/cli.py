@@ -938,8 +938,8 @@ def _estimate_serving(
     if fmt is OutputFormat.TABLE:
         table = dict(SERVE_ESTIMATE_TABLE)
         if usd_per_gpu_hour is not None:
-            table["USD/M out"] = lambda r: _number(r.get("usd_per_million_output_tokens"), 2)
-            table["USD/M in"] = lambda r: _number(r.get("usd_per_million_input_tokens"), 2)
+            table["USD/M out"] = lambda r: _per_million(r.get("usd_per_million_output_tokens"))
+            table["USD/M in"] = lambda r: _per_million(r.get("usd_per_million_input_tokens"))
         note = _serve_note(job, ranked=False)
         if usd_per_gpu_hour is None:
             note += "; --usd-per-gpu-hour prices each million tokens"
@@ -1123,6 +1123,12 @@ HoursOption = Annotated[
 ]
 
 
+def _per_million(value: float | None) -> str | None:
+    """USD per million tokens: cents from $1 up, tenths of a cent below (a cheap token's
+    price would read 0.00 in cents)."""
+    return _number(value, 2 if value is None or _missing(value) or abs(value) >= 1 else 3)
+
+
 def _ms(value: float | None, low: float | None = None) -> str | None:
     """Milliseconds: whole from 10 ms up, one decimal below."""
     digits = 1 if value is None or _missing(value) or abs(value) < 10 else 0
@@ -1161,8 +1167,8 @@ RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
 SERVE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     **OFFER_HEAD,
     "region": _region,
-    "USD/M out": lambda r: _number(r["usd_per_million_output_tokens"], 2),
-    "USD/M in": lambda r: _number(r["usd_per_million_input_tokens"], 2),
+    "USD/M out": lambda r: _per_million(r["usd_per_million_output_tokens"]),
+    "USD/M in": lambda r: _per_million(r["usd_per_million_input_tokens"]),
     "TPOT (ms)": lambda r: _ms(r["tpot_ms"], r["tpot_ms_low"]),
     "TTFT (ms)": lambda r: _ms(r["ttft_ms"]),
     "req/s": lambda r: _number(r["capacity_requests_per_s"], 1),

@@ -118,12 +118,12 @@ SERVE_COLUMN_CONFIG: dict[str, Any] = {
     "gpus_per_node": RANKED_COLUMN_CONFIG["gpus_per_node"],
     "usd_per_million_output_tokens": cc.NumberColumn(
         "USD/M out",
-        format="%.2f",
+        format="%.3f",
         help="USD per million output tokens: the decoding share of the GPUs' cost",
     ),
     "usd_per_million_input_tokens": cc.NumberColumn(
         "USD/M in",
-        format="%.2f",
+        format="%.3f",
         help="USD per million prompt tokens: the prefill share of the GPUs' cost",
     ),
     "tpot": cc.TextColumn("TPOT (ms)", help=TPOT_HELP),

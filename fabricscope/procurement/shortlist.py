@@ -333,8 +333,8 @@ def side_by_side(shortlist: Shortlist) -> pd.DataFrame:
             "Fabric evidence": evidence,
             **(
                 {
-                    "Per million tokens": f"${row['usd_per_million_output_tokens']:,.2f} out, "
-                    f"${row['usd_per_million_input_tokens']:,.2f} in",
+                    "Per million tokens": f"{_per_million(row['usd_per_million_output_tokens'])}"
+                    f" out, {_per_million(row['usd_per_million_input_tokens'])} in",
                     "Latency reached": f"TPOT {_ms(row)} ms, TTFT {row['ttft_ms']:,.0f} ms",
                     "Load carried": f"{row['capacity_requests_per_s']:,.1f} requests/s "
                     f"({row['layout']})",
@@ -502,8 +502,8 @@ COLUMNS: dict[str, Column] = {
     "score": Column("Ranking score", THREE_DECIMALS),
     "step_time_s": Column("Step time (s)", THREE_DECIMALS),
     # a served model's (fabricscope/rank/estimators.py ServingEstimator)
-    "usd_per_million_output_tokens": Column("Per million output tokens (USD)", USD_CENTS),
-    "usd_per_million_input_tokens": Column("Per million input tokens (USD)", USD_CENTS),
+    "usd_per_million_output_tokens": Column("Per million output tokens (USD)", USD_TENTHS_OF_CENTS),
+    "usd_per_million_input_tokens": Column("Per million input tokens (USD)", USD_TENTHS_OF_CENTS),
     "tpot_ms": Column("Time per output token (ms)", ONE_DECIMAL),
     "tpot_ms_low": Column("Time per output token, best fabric case (ms)", ONE_DECIMAL),
     "ttft_ms": Column("Time to first token (ms)", COUNT),
@@ -661,6 +661,11 @@ def _ms(row: pd.Series) -> str:
     """A served model's time per output token (ms), a range where the fabric is unknown."""
     high, low = row["tpot_ms"], row["tpot_ms_low"]
     return f"{high:,.0f}" if round(high) == round(low) else f"{low:,.0f}-{high:,.0f}"
+
+
+def _per_million(value: float) -> str:
+    """USD per million tokens: cents from $1 up, tenths of a cent below."""
+    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.3f}"
 
 
 def _usd(row: pd.Series) -> str:
@@ -936,8 +941,8 @@ def memo(shortlist: Shortlist) -> str:
             old_prices.append(f"{row['provider']} {row['instance_type']} ({age:,.0f} days)")
         age_text = "unknown" if age is None or pd.isna(age) else f"{age:,.0f} days"
         numbers = (
-            f"${row['usd_per_million_output_tokens']:,.2f} | "
-            f"${row['usd_per_million_input_tokens']:,.2f} | {_ms(row)} | "
+            f"{_per_million(row['usd_per_million_output_tokens'])} | "
+            f"{_per_million(row['usd_per_million_input_tokens'])} | {_ms(row)} | "
             f"{row['ttft_ms']:,.0f} | {row['capacity_requests_per_s']:,.1f} | {_usd(row)}"
             if serving
             else f"{_days(row)} | {_usd(row)} | {row['usd_per_million_tokens']:,.3f} | "

@@ -151,8 +151,8 @@ def test_the_serving_table_shows_cost_per_million_tokens_latency_and_load(
     ]
     assert headers["cost"] == "whole cost (USD)" and headers["offer_label"] == "offer"
     config = json.loads(table.proto.columns)
-    assert config["usd_per_million_output_tokens"]["type_config"]["format"] == "%.2f"
-    assert config["usd_per_million_input_tokens"]["type_config"]["format"] == "%.2f"
+    assert config["usd_per_million_output_tokens"]["type_config"]["format"] == "%.3f"
+    assert config["usd_per_million_input_tokens"]["type_config"]["format"] == "%.3f"
 
     offers = rank(fixture_warehouse, request_of(SERVE), AS_OF).offers
     for column in ("usd_per_million_output_tokens", "usd_per_million_input_tokens"):
