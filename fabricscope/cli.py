@@ -889,6 +889,7 @@ def _estimate_serving(
     from fabricscope.model.serving import estimate_serving
     from fabricscope.rank import catalog
     from fabricscope.rank.estimators import (
+        serving_capacity,
         serving_layout,
         serving_verdict,
         usd_per_million_tokens,
@@ -917,19 +918,11 @@ def _estimate_serving(
                 else found["replicas"] * found["replica_gpus"]
             )
             record["gpus_serving"] = gpus
-            record["capacity_requests_per_s"] = (
-                found["replicas"] * found["tokens_per_s_per_replica"] / job.output_tokens
-            )
+            record["capacity_requests_per_s"] = serving_capacity(job, found, row["gpu_count"])
             if usd_per_gpu_hour is not None:
                 record["usd_per_gpu_hour"] = usd_per_gpu_hour
                 record |= usd_per_million_tokens(
-                    job,
-                    found,
-                    gpus * usd_per_gpu_hour,
-                    gpus
-                    / found["replica_gpus"]
-                    * found["tokens_per_s_per_replica"]
-                    / job.output_tokens,
+                    job, found, gpus * usd_per_gpu_hour, serving_capacity(job, found, gpus)
                 )
         records.append(record)
     if fmt is OutputFormat.JSON:

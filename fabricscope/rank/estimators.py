@@ -313,7 +313,7 @@ class ServingEstimator:
         rows = []
         for i, profile in enumerate(profiles):
             row = result.row(i)
-            capacity = self._capacity(workload, row, int(profile["gpu_count"]))
+            capacity = serving_capacity(workload, row, int(profile["gpu_count"]))
             rows.append(
                 {
                     **row,
@@ -325,14 +325,6 @@ class ServingEstimator:
 
     def has_plan(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[bool]:
         return [bool(row["has_plan"]) for row in self.results(workload, profiles)]
-
-    @staticmethod
-    def _capacity(workload: Any, result: Mapping[str, Any], gpus: int) -> float:
-        """Requests per second the replicas that fit on ``gpus`` GPUs serve at the targets."""
-        if not result["fits"]:
-            return 0.0
-        replicas = math.floor(gpus / result["replica_gpus"])
-        return replicas * result["tokens_per_s_per_replica"] / workload.output_tokens
 
     @staticmethod
     def _carries(workload: Any, capacity: float) -> bool:
@@ -348,8 +340,8 @@ class ServingEstimator:
     ) -> dict[str, Any]:
         notes: list[str] = []
         # every replica that fits on the GPUs paid for (whole nodes) serves
-        capacity = self._capacity(workload, slow, rented_gpus)
-        capacity_low = self._capacity(workload, fast, rented_gpus)
+        capacity = serving_capacity(workload, slow, rented_gpus)
+        capacity_low = serving_capacity(workload, fast, rented_gpus)
         has_plan = bool(slow["fits"]) and self._carries(workload, capacity)
         price = float(candidate["price_usd_per_gpu_hour"])
         hours = float(workload.hours)
@@ -359,10 +351,7 @@ class ServingEstimator:
         if has_plan:
             per_million = usd_per_million_tokens(workload, slow, rented_gpus * price, capacity)
             if load is not None and capacity > 2 * load:
-                notes.append(
-                    f"carries {capacity:,.1f} requests/s, over twice the load: the smallest "
-                    "count tried that carries it"
-                )
+                notes.append(f"carries {capacity:,.1f} requests/s, over twice the load of {load:g}")
         worst = candidate["pessimistic"][0] if candidate["fabric_range"] else None
         verdict = serving_verdict(slow, fast, worst)
         layout = serving_layout(slow)
@@ -416,6 +405,14 @@ class ServingEstimator:
         if near:
             return f"{why}; it has a plan on {' or '.join(f'{n:,}' for n in near)} GPUs"
         return f"{why}; none of the GPU counts tried near it (up to 16x) has a plan"
+
+
+def serving_capacity(workload: Any, result: Mapping[str, Any], gpus: float) -> float:
+    """Requests per second the replicas that fit on ``gpus`` GPUs serve at the targets."""
+    if not result["fits"]:
+        return 0.0
+    replicas = math.floor(gpus / result["replica_gpus"])
+    return replicas * result["tokens_per_s_per_replica"] / workload.output_tokens
 
 
 def usd_per_million_tokens(
