@@ -1,7 +1,8 @@
 """Regenerate the validation sections of docs/MODEL.md: the model beside the naive baseline and
 llm-analysis on the published runs (in-sample), the leave-one-family-out figures (one fit
 per family: minutes), the scaling efficiency between sizes of one job, the blind tables, and
-each GPU generation and stack held out (four coarser fits: about a minute).
+each GPU generation and stack held out (four coarser fits: about a minute), and from those
+same fits the error bands every training estimate shows (fabricscope/model/error_bands.json).
 ``python -m bench.model_docs``; a test checks the file holds what this generates, the held-out
 block by the inputs it states (tests/accuracy/test_validation.py).
 
@@ -11,7 +12,7 @@ tests/bench/test_results.py fails when the two files disagree."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,8 +20,10 @@ from bench import llm_analysis_baseline
 from fabricscope.accuracy.held_out import (
     SPLITS_END,
     SPLITS_START,
+    blind_cases,
     held_out_splits,
     splits_section,
+    write_bands,
 )
 from fabricscope.accuracy.published_tables import (
     automodel_cases,
@@ -44,6 +47,7 @@ from fabricscope.accuracy.validation import (
     HELD_OUT_END,
     HELD_OUT_START,
     CalibrationCase,
+    HeldOutGroup,
     SkippedRow,
     blind_section,
     docs_section,
@@ -52,6 +56,7 @@ from fabricscope.accuracy.validation import (
     replace_block,
     score,
 )
+from fabricscope.model.error_bands import BANDS_FILE
 
 RESULTS_FILE = Path(__file__).resolve().parent / "results.md"
 
@@ -153,27 +158,38 @@ def scaling(cases: Sequence[CalibrationCase]) -> str:
     return scaling_section(scaling_pairs(cases, score(cases)))
 
 
-def splits(cases: Sequence[CalibrationCase]) -> str:
+def splits(
+    cases: Sequence[CalibrationCase],
+    held_out: Mapping[str, Sequence[HeldOutGroup]] | None = None,
+) -> str:
     """Each GPU generation and stack held out, over the calibration rows and the blind tables'
-    (about a minute: one coarser fit per group with calibration rows)."""
-    blind = [*megatron_bridge_cases()[0], *automodel_cases()[0], *torchtitan_cases()[0]]
-    return splits_section(cases, blind, held_out_splits(cases, blind))
+    (about a minute: one coarser fit per group with calibration rows; none when ``held_out``,
+    :func:`held_out_splits` over the same rows, is given)."""
+    blind = blind_cases()
+    return splits_section(
+        cases, blind, held_out_splits(cases, blind) if held_out is None else held_out
+    )
 
 
-def blocks(report: Callable[[str], None]) -> list[Block]:
-    """Every generated block, in MARKERS' order, from one run (minutes: one fit per family)."""
+def blocks(report: Callable[[str], None], bands_file: Path | None = None) -> list[Block]:
+    """Every generated block, in MARKERS' order, from one run (minutes: one fit per family);
+    with ``bands_file``, the error bands from the same held-out fits written there."""
     cases, skipped = calibration_set()
     report(f"in-sample: the model, the naive baseline and llm-analysis on {len(cases)} runs")
     in_sample = section(cases, skipped)
     report("leave-one-family-out: one constant fit per source family")
     groups = leave_one_family_out(cases)
     report("held out by GPU generation and by stack: one coarser fit per group")
+    held = held_out_splits(cases, blind_cases())
+    if bands_file is not None:
+        write_bands(held, bands_file)
+        report(f"wrote the error bands into {bands_file.name}")
     texts = (
         in_sample,
         held_out_section(cases, groups, [held_out_scaling(cases, groups)]),
         scaling(cases),
         blind(),
-        splits(cases),
+        splits(cases, held),
     )
     return [Block(start, end, text) for (start, end), text in zip(MARKERS, texts, strict=True)]
 
@@ -190,7 +206,7 @@ def write(generated: Sequence[Block], path: Path) -> None:
 
 
 def main() -> None:
-    generated = blocks(lambda message: print(f"[model_docs] {message}", flush=True))
+    generated = blocks(lambda message: print(f"[model_docs] {message}", flush=True), BANDS_FILE)
     write(generated, DOCS_FILE)
     print(f"wrote the validation sections of {DOCS_FILE.name}")
     if holds_blocks(RESULTS_FILE):

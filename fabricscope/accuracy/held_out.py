@@ -11,16 +11,28 @@ torchtitan), which no constant is fitted on. Issue 37 item 5.
 The refits use a coarser grid (:data:`SPLIT_GRID`) than the shipped constants' fit, and each
 split runs in a process of its own, so the block regenerates in about a minute on two cores;
 docs/MODEL.md says what the coarser grid costs.
+
+The same residuals make the error band shown beside every training estimate (issue 37 item
+6; :mod:`fabricscope.model.error_bands`): ``python -m fabricscope.accuracy.held_out
+--write-bands`` writes them (``python -m bench.model_docs`` too, from its own run).
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from fabricscope.accuracy.serving_accuracy import GENERATIONS
+from fabricscope.accuracy.published_tables import (
+    automodel_cases,
+    calibration_set,
+    megatron_bridge_cases,
+    torchtitan_cases,
+)
 from fabricscope.accuracy.validation import (
     FIT_BOUNDS,
     GRID_POINTS,
@@ -29,6 +41,8 @@ from fabricscope.accuracy.validation import (
     HeldOutGroup,
     leave_one_group_out,
 )
+from fabricscope.model import error_bands
+from fabricscope.model.generations import GENERATIONS
 from fabricscope.model.scaling import ModelConstants
 from fabricscope.model.workload import Stack
 
@@ -51,7 +65,7 @@ def generation(case: CalibrationCase) -> str:
     """The case's GPU architecture (the serving harness's table); a GPU not there is refused."""
     gpu = str(case.hardware["gpu_model"])
     if gpu not in GENERATIONS:
-        raise KeyError(f"{gpu}: no GPU generation in serving_accuracy.GENERATIONS")
+        raise KeyError(f"{gpu}: no GPU generation in fabricscope/model/generations.py")
     return GENERATIONS[gpu]
 
 
@@ -64,6 +78,12 @@ SPLITS: dict[str, Callable[[CalibrationCase], str]] = {
     "GPU generation": generation,
     "stack": stack,
 }
+
+
+def blind_cases() -> list[CalibrationCase]:
+    """The blind tables' rows the splits score beside the calibration rows (never fitted on):
+    Megatron-Bridge's, NeMo AutoModel's and torchtitan's."""
+    return [*megatron_bridge_cases()[0], *automodel_cases()[0], *torchtitan_cases()[0]]
 
 
 def held_out_splits(
@@ -180,3 +200,58 @@ def splits_section(
             SPLITS_END,
         ]
     )
+
+
+def residuals(held_out: Mapping[str, Sequence[HeldOutGroup]]) -> list[error_bands.Residual]:
+    """Every held-out prediction of :func:`held_out_splits`, by the cell of its run (each run
+    is predicted once per split)."""
+    return [
+        error_bands.Residual(
+            run_id=case.run_id,
+            generation=generation(case),
+            precision=case.workload.precision.value,
+            architecture="moe" if case.workload.moe is not None else "dense",
+            stack=stack(case),
+            signed_percent=signed_percent(s),
+        )
+        for groups in held_out.values()
+        for group in groups
+        for s, case in zip(group.scores, group.cases, strict=True)
+    ]
+
+
+def bands(held_out: Mapping[str, Sequence[HeldOutGroup]]) -> dict[str, Any]:
+    """The error bands' table (``fabricscope/model/error_bands.json``) from the splits."""
+    defaults = ModelConstants()
+    fitted = {name: float(getattr(defaults, name)) for name in FIT_BOUNDS}
+    return error_bands.table(residuals(held_out), fitted)
+
+
+def write_bands(held_out: Mapping[str, Sequence[HeldOutGroup]], path: Path) -> None:
+    path.write_text(error_bands.dumps(bands(held_out)), encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m fabricscope.accuracy.held_out",
+        description="Hold out each GPU generation and stack (about a minute) and print the "
+        "docs block, or write the error bands.",
+    )
+    parser.add_argument(
+        "--write-bands",
+        action="store_true",
+        help=f"write the error bands to {error_bands.BANDS_FILE.name} in fabricscope/model/",
+    )
+    args = parser.parse_args(argv)
+    cases = calibration_set()[0]
+    blind = blind_cases()
+    held_out = held_out_splits(cases, blind)
+    if args.write_bands:
+        write_bands(held_out, error_bands.BANDS_FILE)
+        print(f"wrote {error_bands.BANDS_FILE.name}")
+    else:
+        print(splits_section(cases, blind, held_out))
+
+
+if __name__ == "__main__":
+    main()

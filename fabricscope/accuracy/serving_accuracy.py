@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from fabricscope.accuracy.serving_cases import ServingCase, architecture, load_cases
+from fabricscope.model.generations import GENERATIONS
 from fabricscope.model.hardware import HardwareError, HardwareProfiles
 from fabricscope.model.serving import ServingConstants, ServingWorkload, estimate_serving
 from fabricscope.model.workload import Workload
@@ -255,23 +256,6 @@ def fit(items: Sequence[Scorable], workers: int | None = None) -> ServingConstan
     return grid[int(np.argmin(losses))]
 
 
-# The architecture generation of each GPU a scored case ran on (NVIDIA's product pages name
-# each part's architecture: A100 Ampere, L40S Ada Lovelace, H100 and H200 Hopper, B200 and
-# GB200 Blackwell); a GPU missing here is refused, not guessed
-GENERATIONS: dict[str, str] = {
-    "A100-SXM-80GB": "ampere",
-    "A100-SXM-40GB": "ampere",
-    "L40S-PCIE-48GB": "ada",
-    "H100-SXM-80GB": "hopper",
-    "H100-NVL-94GB": "hopper",
-    "H100-PCIE-80GB": "hopper",
-    "H200-SXM-141GB": "hopper",
-    "H200-NVL-141GB": "hopper",
-    "B200-SXM-180GB": "blackwell",
-    "GB200-NVL-186GB": "blackwell",
-    "GB300-NVL-288GB": "blackwell",
-    "RTXPRO6000-PCIE-96GB": "blackwell",
-}
 # how a held-out split groups the cases: a source (one table version, the blog), a source
 # family (MLPerf or the TensorRT-LLM tables), a GPU generation
 SPLITS = {
