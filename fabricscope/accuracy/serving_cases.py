@@ -70,6 +70,8 @@ class ServingCase:
     measured_tpot_ms: float | None  # mean
     measured_ttft_p99_ms: float | None
     measured_tpot_p99_ms: float | None
+    measured_ttft_p50_ms: float | None
+    measured_tpot_p50_ms: float | None
     measured_itl_ms: float | None  # mean inter-token latency where the source reports ITL
     system: str  # MLPerf: "<submitter> <platform>"; TRT-LLM: the table's parallel label
     framework: str
@@ -559,6 +561,8 @@ def _mlperf_case(case_id: str, row: Row, rows: list[tuple[str, Row]]) -> Serving
         measured_tpot_ms=_number(row, "tpot_ms_mean"),
         measured_ttft_p99_ms=_number(row, "ttft_ms_p99"),
         measured_tpot_p99_ms=_number(row, "tpot_ms_p99"),
+        measured_ttft_p50_ms=_number(row, "ttft_ms_p50"),
+        measured_tpot_p50_ms=_number(row, "tpot_ms_p50"),
         measured_itl_ms=None,
         system=f"{row['submitter']} {row['platform']}",
         framework=row["framework"],
@@ -629,6 +633,8 @@ def _trtllm_case(case_id: str, row: Row) -> ServingCase:
         measured_tpot_ms=_number(row, "tpot_ms"),
         measured_ttft_p99_ms=None,
         measured_tpot_p99_ms=None,
+        measured_ttft_p50_ms=None,
+        measured_tpot_p50_ms=None,
         measured_itl_ms=_number(row, "itl_ms"),
         system=row["parallel_label_verbatim"],
         framework=row["framework"],
@@ -683,6 +689,8 @@ def _dsr1_case(
         measured_tpot_ms=None,
         measured_ttft_p99_ms=None,
         measured_tpot_p99_ms=None,
+        measured_ttft_p50_ms=None,
+        measured_tpot_p50_ms=None,
         measured_itl_ms=None,
         system=f"TP {row['tp']} EP {row['ep']}" + (f" {row['dp']}" if row["dp"] else ""),
         framework=row["framework"],

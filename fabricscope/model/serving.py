@@ -43,6 +43,9 @@ BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5, "int4": 0.5}
 BATCHES = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], dtype=float)
 TP_DEGREES = (1, 2, 4, 8, 16, 32, 64, 72)
 PP_DEGREES = (1, 2, 4, 8, 16)
+# expert-parallel widths beyond an NVLink domain, for a MoE model served attention
+# data-parallel that does not fit one domain (DeepSeek serves V3 over 144 and 320 GPUs)
+WIDE_EP_DEGREES = (128, 256)
 # the fastest PCIe link between a node's GPUs, unidirectional (Gen5 x16: 128 GB/s both ways,
 # hardware.INTRA_NODE_LINKS); every NVLink generation is faster (300 GB/s and up)
 PCIE_MAX_BYTES_PER_S = 64e9
@@ -101,6 +104,41 @@ class ServingConstants:
     activation_bytes: float = _constant(
         2.0, "measured", "bytes per activation value passed between GPUs (16-bit)"
     )
+    ttft_p50_ratio: float = _constant(
+        0.92,
+        "measured",
+        "p50 time to first token over its mean: the median over 203 MLPerf Inference v4.1 and "
+        "v5.1 Server and Interactive runs' loadgen logs (p10 0.82, p90 1.00; "
+        "accuracy/serving_latency.py)",
+    )
+    ttft_p99_ratio: float = _constant(
+        2.34,
+        "measured",
+        "p99 time to first token over its mean, as above (p10 1.77, p90 3.25): requests queue "
+        "for their prefill at a load near the bounds",
+    )
+    tpot_p50_ratio: float = _constant(
+        1.01, "measured", "p50 time per output token over its mean, as above (p10 0.99, p90 1.03)"
+    )
+    tpot_p99_ratio: float = _constant(
+        1.17, "measured", "p99 time per output token over its mean, as above (p10 1.07, p90 1.35)"
+    )
+
+    def latency_ratio(self, measure: Literal["ttft", "tpot"], percentile: str) -> float:
+        """A latency at ``percentile`` ("mean", "p50", "p99") over its mean."""
+        if percentile == "mean":
+            return 1.0
+        return float(getattr(self, f"{measure}_{percentile}_ratio"))
+
+
+class LengthClass(BaseModel):
+    """One kind of request in a mix: its prompt and output lengths and its share of requests."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_tokens: int = Field(gt=0, le=10_000_000, description="prompt tokens per request")
+    output_tokens: int = Field(gt=0, le=1_000_000, description="output tokens per request")
+    share: float = Field(gt=0, le=1, description="share of the requests")
 
 
 class ServingWorkload(BaseModel):
@@ -115,8 +153,19 @@ class ServingWorkload(BaseModel):
     architecture: Workload
     weights: WeightPrecision = "bf16"
     kv_cache: Literal["bf16", "fp8"] = "bf16"
-    input_tokens: int = Field(gt=0, le=10_000_000, description="prompt tokens per request")
-    output_tokens: int = Field(gt=0, le=1_000_000, description="output tokens per request")
+    input_tokens: int = Field(
+        gt=0, le=10_000_000, description="prompt tokens per request (a mix's: its mean)"
+    )
+    output_tokens: int = Field(
+        gt=0, le=1_000_000, description="output tokens per request (a mix's: its mean)"
+    )
+    mix: tuple[LengthClass, ...] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=32,
+        description="requests of several lengths instead of one, each with its share (the "
+        "shares sum to 1); input_tokens and output_tokens become the mix's means",
+    )
     requests_per_s: float | None = Field(default=None, gt=0, description="the load to serve")
     output_tokens_per_s: float | None = Field(
         default=None,
@@ -125,6 +174,17 @@ class ServingWorkload(BaseModel):
     )
     ttft_ms: float | None = Field(default=None, gt=0, description="time to first token target")
     tpot_ms: float | None = Field(default=None, gt=0, description="time per output token target")
+    latency_percentile: Literal["mean", "p50", "p99"] = Field(
+        default="p99",
+        description="the percentile of requests the latency targets hold for (MLPerf's bounds "
+        "are p99): the model's mean latency times the ratio MLPerf's runs measured",
+    )
+    disaggregated: bool = Field(
+        default=False,
+        description="prefill and decode on separate GPUs: decoding is never interrupted by a "
+        "prompt, and each request's KV cache moves from its prefill GPUs to its decode GPUs "
+        "(over NVLink when both fit one node, else over the fabric)",
+    )
     attention_data_parallel: bool = Field(
         default=False,
         description="a replica's GPUs split only the routed experts (expert parallelism) and "
@@ -141,14 +201,44 @@ class ServingWorkload(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _load_in_tokens(cls, data: Any) -> Any:
+    def _lengths_and_load(cls, data: Any) -> Any:
+        return cls._load_in_tokens(cls._mix_means(data))
+
+    @staticmethod
+    def _mix_means(data: Any) -> Any:
+        """A mix sets the lengths to its means (rounded); lengths given with it must be those."""
+        if not isinstance(data, dict) or not data.get("mix"):
+            return data
+        try:
+            classes = [LengthClass.model_validate(c) for c in data["mix"]]
+        except (ValueError, TypeError):
+            return data  # the field's own check says what is wrong
+        total = sum(c.share for c in classes)
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"the mix's shares sum to {total:g}, not 1")
+        means = {
+            "input_tokens": max(1, round(sum(c.share * c.input_tokens for c in classes))),
+            "output_tokens": max(1, round(sum(c.share * c.output_tokens for c in classes))),
+        }
+        for name, mean in means.items():
+            given = data.get(name)
+            if given is not None and given != mean:
+                raise ValueError(
+                    f"{name} {given} is not the mix's mean ({mean}): give a mix or lengths"
+                )
+        return {**data, **means}
+
+    @staticmethod
+    def _load_in_tokens(data: Any) -> Any:
         """A load given in output tokens per second is that many requests per second over
-        the output length; both given must agree."""
+        the (mean) output length; both given must agree."""
         if not isinstance(data, dict) or data.get("output_tokens_per_s") is None:
             return data
         tokens, output = data["output_tokens_per_s"], data.get("output_tokens")
         if not isinstance(tokens, int | float) or not isinstance(output, int) or output <= 0:
             return data  # the fields' own checks say what is wrong
+        if data.get("mix"):
+            output = sum(float(c["share"]) * c["output_tokens"] for c in _plain(data["mix"]))
         rate = tokens / output
         given = data.get("requests_per_s")
         if given is None:
@@ -162,9 +252,58 @@ class ServingWorkload(BaseModel):
 
     @model_validator(mode="after")
     def _context_fits(self) -> ServingWorkload:
-        if self.input_tokens + self.output_tokens > 10_000_000:
+        if self.longest_context_tokens > 10_000_000:
             raise ValueError("input_tokens + output_tokens exceed 10,000,000")
         return self
+
+    def lengths(self) -> tuple[Array, Array, Array]:
+        """Prompt and output tokens and share of each kind of request (one without a mix)."""
+        if self.mix is None:
+            return (
+                np.array([float(self.input_tokens)]),
+                np.array([float(self.output_tokens)]),
+                np.array([1.0]),
+            )
+        return (
+            np.array([float(c.input_tokens) for c in self.mix]),
+            np.array([float(c.output_tokens) for c in self.mix]),
+            np.array([c.share for c in self.mix]),
+        )
+
+    @property
+    def mean_input_tokens(self) -> float:
+        inp, _, share = self.lengths()
+        return float(share @ inp)
+
+    @property
+    def mean_output_tokens(self) -> float:
+        _, out, share = self.lengths()
+        return float(share @ out)
+
+    def _decoding_mean(self, values: Array) -> float:
+        """``values`` averaged over the sequences decoding at any moment: each kind of request
+        decodes for a time in proportion to its output length."""
+        _, out, share = self.lengths()
+        weight = share * out
+        return float(weight @ values / weight.sum())
+
+    @property
+    def decode_context_tokens(self) -> float:
+        """The context a decoding sequence attends to, on average: its prompt and half its
+        output."""
+        inp, out, _ = self.lengths()
+        return self._decoding_mean(inp + out / 2)
+
+    @property
+    def memory_context_tokens(self) -> float:
+        """The KV cache a decoding sequence is given room for: its prompt and its whole output."""
+        inp, out, _ = self.lengths()
+        return self._decoding_mean(inp + out)
+
+    @property
+    def longest_context_tokens(self) -> int:
+        inp, out, _ = self.lengths()
+        return int((inp + out).max())
 
     @property
     def weight_bytes(self) -> float:
@@ -196,6 +335,10 @@ class ServingWorkload(BaseModel):
         return 2.0 * arch.layers * arch.heads * (key + value)
 
 
+def _plain(mix: Any) -> list[dict[str, Any]]:
+    return [c.model_dump() if isinstance(c, BaseModel) else dict(c) for c in mix]
+
+
 @dataclass(frozen=True)
 class ServingEstimate:
     """Per profile, at the best layout and batch that meet the targets (NaN where none)."""
@@ -217,14 +360,25 @@ class ServingEstimate:
     # splits between input and output tokens
     prefill_share: Array
     memory_gb_per_gpu: Array  # weights and the batch's KV cache
+    # the latencies at the workload's latency_percentile (the targets are checked on these;
+    # a mix's TTFT is its longest prompt's)
+    ttft_ms_at_percentile: Array
+    tpot_ms_at_percentile: Array
+    # experts spread over more GPUs than an NVLink domain holds: all-to-all over the fabric
+    expert_parallel_across: NDArray[np.bool_]
+    disaggregated: NDArray[np.bool_]
+    kv_transfer_ms: Array  # a request's KV cache from prefill to decode GPUs (0 when collocated)
+    # the KV cache crosses the fabric; then fabric_share is its share of the time to first token
+    kv_over_fabric: NDArray[np.bool_]
 
     def row(self, i: int) -> dict[str, Any]:
         return {f.name: getattr(self, f.name)[i].item() for f in fields(self)}
 
 
 def _layouts() -> tuple[Array, Array]:
-    """Every candidate (tp, pp) pair; which a profile can run is decided per profile."""
-    tp, pp = np.meshgrid(np.array(TP_DEGREES, float), np.array(PP_DEGREES, float))
+    """Every candidate (tp, pp) pair; which a profile can run is decided per profile. ``tp``
+    is the expert-parallel width of a replica served attention data-parallel."""
+    tp, pp = np.meshgrid(np.array(TP_DEGREES + WIDE_EP_DEGREES, float), np.array(PP_DEGREES, float))
     return tp.ravel(), pp.ravel()
 
 
@@ -264,49 +418,52 @@ def estimate_serving(
     b = BATCHES[None, None, :]
     gpus = t * p
     domain = np.minimum(col["nvlink_domain_gpus"], col["gpu_count"])
-    context = job.input_tokens + job.output_tokens
     kv_share = 1.0 - c.memory_headroom
+    expert_parallel = job.attention_data_parallel and arch.moe is not None
+
+    def weights_on(width: Array) -> Array:
+        """Weight bytes per GPU of a replica over ``width`` GPUs: a share of every weight,
+        or, served attention data-parallel, every weight but a share of the routed experts."""
+        if expert_parallel:
+            routed_share = arch.expert_params / arch.total_params
+            return job.weight_bytes * ((1.0 - routed_share) + routed_share / width)
+        return job.weight_bytes / width
+
+    # experts spread beyond one NVLink domain reach each other over the fabric
+    ep_across = expert_parallel & (t > domain) & (p == 1)
     # pipeline stages beyond one NVLink domain cross the fabric
-    stages_across = np.where(gpus > domain, p, 1.0)
+    stages_across = np.where((gpus > domain) & ~ep_across, p, 1.0)
     if layout is None:
         # pipeline stages only once tensor parallelism fills the NVLink domain, and across
-        # domains (over the fabric) only when one sequence does not fit in one domain
+        # domains (over the fabric: stages, or experts) only when one sequence does not fit
+        # in one domain
         one_domain = (
-            context * job.kv_bytes_per_token / domain
-            <= (col["hbm_bytes"] - job.weight_bytes / domain) * kv_share
+            job.longest_context_tokens * job.kv_bytes_per_token / domain
+            <= (col["hbm_bytes"] - weights_on(domain)) * kv_share
         )
         valid = (
-            (t <= domain)
-            & (gpus <= col["gpu_count"])
-            & ((p == 1) | (t == domain))
-            & ((stages_across == 1) | ~one_domain)
+            (gpus <= col["gpu_count"])
+            & (((t <= domain) & ((p == 1) | (t == domain))) | ep_across)
+            & (((stages_across == 1) & ~ep_across) | ~one_domain)
         )
     else:
         valid = gpus <= col["gpu_count"]
-    multi = stages_across > 1
+    multi = (stages_across > 1) | ep_across
 
     peak = np.where(job.weights == "bf16", col["peak_bf16"], col["peak_fp8"])
-    if job.attention_data_parallel and arch.moe is not None:
-        routed_share = arch.expert_params / arch.total_params
-        weights_per_gpu = job.weight_bytes * ((1.0 - routed_share) + routed_share / gpus)
-    else:
-        weights_per_gpu = job.weight_bytes / gpus
-    kv_per_gpu = b * context * job.kv_bytes_per_token / gpus
+    weights_per_gpu = weights_on(gpus)
+    kv_per_gpu = b * job.memory_context_tokens * job.kv_bytes_per_token / gpus
     # the KV cache takes its share of the memory the weights leave (TensorRT-LLM's rule)
     fits = kv_per_gpu <= (col["hbm_bytes"] - weights_per_gpu) * kv_share
 
     active = arch.active_params
+    output = job.mean_output_tokens
     # one decode step of a pipeline stage for b / p sequences
     micro = np.maximum(b / p, 1.0)
-    read = (
-        weights_per_gpu
-        + micro * (job.output_tokens / 2 + job.input_tokens) * job.kv_bytes_per_token / gpus
-    )
+    read = weights_per_gpu + micro * job.decode_context_tokens * job.kv_bytes_per_token / gpus
     memory_time = read / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
     # the matmuls at the weights' precision, attention over the context at 16 bits
-    attention_flops = job.attention_flops_per_context_token * (
-        job.input_tokens + job.output_tokens / 2
-    )
+    attention_flops = job.attention_flops_per_context_token * job.decode_context_tokens
     compute_time = (
         micro
         / gpus
@@ -319,26 +476,17 @@ def estimate_serving(
     pcie = col["scaleup_bytes_per_s"] <= PCIE_MAX_BYTES_PER_S
     link_efficiency = np.where(pcie, c.pcie_efficiency, links.nvlink_efficiency)
     scaleup = np.maximum(col["scaleup_bytes_per_s"] * link_efficiency, 1.0)
-    # two ring all-reduces per layer (after attention and after the MLP)
+    # inside the NVLink domain: two ring all-reduces per layer (after attention and after the
+    # MLP); a replica served attention data-parallel is costed the same, as it was fitted
+    t_nv = np.minimum(t, domain)
     tp_comm = np.where(
-        t > 1,
+        t_nv > 1,
         2.0
         * layers_per_stage
-        * (2.0 * (t - 1) * links.nvlink_step_latency_s + 2.0 * (t - 1) / t * volume / scaleup),
-        0.0,
-    )
-    # prefill all-reduces every prompt token's activations (its latency shared by the batch)
-    prefill_tp_comm = np.where(
-        t > 1,
-        2.0
-        * arch.layers
-        * 2.0
-        * (t - 1)
-        / t
-        * job.input_tokens
-        * arch.hidden_size
-        * c.activation_bytes
-        / scaleup,
+        * (
+            2.0 * (t_nv - 1) * links.nvlink_step_latency_s
+            + 2.0 * (t_nv - 1) / t_nv * volume / scaleup
+        ),
         0.0,
     )
     nodes = np.ceil(gpus / col["gpus_per_node"])
@@ -352,30 +500,87 @@ def estimate_serving(
     per_gpu_fabric = col["nic_bytes_per_s"] * efficiency
     hop_latency = links.network_step_latency_s * profiles.fabric_alpha_multiplier[:, None, None]
     hop_bytes_per_s = np.maximum(per_gpu_fabric, 1.0)
-    hop = np.where(multi, hop_latency + volume / hop_bytes_per_s, 0.0)
-    # a prompt's activations cross each stage boundary once
-    prefill_hop = np.where(
-        multi,
-        hop_latency + job.input_tokens * arch.hidden_size * c.activation_bytes / hop_bytes_per_s,
-        0.0,
-    )
-    stage_time = np.maximum(memory_time, compute_time) + tp_comm + hop
+    hop = np.where(multi & ~ep_across, hop_latency + volume / hop_bytes_per_s, 0.0)
+    # experts across domains: each MoE layer dispatches every token's activations to its
+    # top-k experts and combines them back, the share held outside the GPU's own domain over
+    # its NIC at the training model's all-to-all efficiency; nothing hidden under compute
+    moe = arch.moe
+    moe_layers = arch.layers * moe.moe_layer_fraction if moe is not None else 0.0
+    top_k = moe.top_k if moe is not None else 0
+    remote = np.where(ep_across, 1.0 - domain / gpus, 0.0)
+    a2a_bytes_per_s = np.maximum(per_gpu_fabric * links.alltoall_efficiency, 1.0)
+
+    def all_to_all(tokens_per_gpu: Array | float) -> Array:
+        bytes_out = 2.0 * tokens_per_gpu * top_k * arch.hidden_size * c.activation_bytes * remote
+        return np.where(
+            ep_across, moe_layers * (2.0 * hop_latency + bytes_out / a2a_bytes_per_s), 0.0
+        )
+
+    expert_comm = all_to_all(b / gpus)
+    stage_time = np.maximum(memory_time, compute_time) + tp_comm + hop + expert_comm
     # a sequence passes every stage once per token; the runtime spends its overhead on each
     step = p * stage_time + b * c.sequence_overhead_s
-    prefill_flops = (
-        2.0 * active * job.input_tokens + 2.0 * arch.layers * (job.input_tokens**2) * arch.q_dim
-    )
-    prefill = (
-        prefill_flops / gpus / (peak * c.prefill_efficiency) + prefill_tp_comm + p * prefill_hop
-    )
-    tpot = step + b * prefill / job.output_tokens
-    ttft = prefill + step
+
+    def prefill_time(tokens: float) -> Array:
+        """A prompt of ``tokens``: its matmuls and causal attention at the prefill
+        efficiency, its all-reduces, its activations across each stage boundary and its
+        experts' all-to-all, as replica time."""
+        flops = 2.0 * active * tokens + 2.0 * arch.layers * tokens**2 * arch.q_dim
+        activations = tokens * arch.hidden_size * c.activation_bytes
+        tp_part = np.where(
+            t_nv > 1, 2.0 * arch.layers * 2.0 * (t_nv - 1) / t_nv * activations / scaleup, 0.0
+        )
+        hops = np.where(multi & ~ep_across, p * (hop_latency + activations / hop_bytes_per_s), 0.0)
+        # its tokens spread over the replica's GPUs, as its FLOPs are
+        spread = all_to_all(tokens / gpus)
+        return flops / gpus / (peak * c.prefill_efficiency) + tp_part + hops + spread
+
+    inputs, _, shares = job.lengths()
+    prefills = [prefill_time(float(n)) for n in inputs]
+    prefill = sum(s * x for s, x in zip(shares, prefills, strict=True))
+    longest_prefill = prefills[int(np.argmax(inputs))]
+    fabric_decode = p * hop + expert_comm
+    if job.disaggregated:
+        # prefill GPUs (as many as a decode replica's) hand each request's KV cache to the
+        # decode replica: over NVLink when both fit one node, else over every GPU's NIC
+        same_node = 2.0 * gpus <= np.minimum(col["gpus_per_node"], domain)
+        handoff_bytes_per_s = gpus * np.where(same_node, scaleup, hop_bytes_per_s)
+        handoff_latency = np.where(same_node, links.nvlink_step_latency_s, hop_latency)
+
+        def transfer(tokens: float) -> Array:
+            return handoff_latency + tokens * job.kv_bytes_per_token / handoff_bytes_per_s
+
+        kv_transfer = transfer(job.mean_input_tokens)
+        tpot = step
+        ttft = prefill + kv_transfer + step
+        checked_ttft = longest_prefill + transfer(float(inputs.max())) + step
+        # requests per second a decode replica finishes, or its GPUs' links take in
+        decode_rate = b / (output * step)
+        link_rate = handoff_bytes_per_s / max(job.mean_input_tokens * job.kv_bytes_per_token, 1.0)
+        rate = np.minimum(decode_rate, link_rate)
+        gpu_seconds = gpus * (prefill + 1.0 / rate)  # per request, prefill and decode GPUs
+        per_replica = output / gpu_seconds * gpus
+        prefill_part = prefill / (prefill + 1.0 / rate)
+        multi = multi | ~same_node
+        fabric_time = np.where(same_node, 0.0, kv_transfer)
+        fabric_share = np.where(same_node, fabric_decode / step, fabric_time / ttft)
+        kv_over_fabric = ~same_node
+    else:
+        kv_transfer = np.zeros_like(step)
+        tpot = step + b * prefill / output
+        ttft = prefill + step
+        checked_ttft = longest_prefill + step
+        per_replica = b / tpot
+        prefill_part = b * prefill / (b * prefill + output * step)
+        fabric_share = fabric_decode / step
+        kv_over_fabric = np.zeros_like(step, dtype=bool)
+    tpot_at = tpot * c.latency_ratio("tpot", job.latency_percentile)
+    ttft_at = checked_ttft * c.latency_ratio("ttft", job.latency_percentile)
     ok = valid & fits
     if job.tpot_ms is not None:
-        ok &= tpot * 1e3 <= job.tpot_ms
+        ok &= tpot_at * 1e3 <= job.tpot_ms
     if job.ttft_ms is not None:
-        ok &= ttft * 1e3 <= job.ttft_ms
-    per_replica = b / tpot
+        ok &= ttft_at * 1e3 <= job.ttft_ms
     per_gpu = np.where(ok, per_replica / gpus, -np.inf)
     flat = per_gpu.reshape(len(profiles), -1)
     best = np.argmax(flat, axis=1)
@@ -390,11 +595,10 @@ def estimate_serving(
     replicas = np.floor(profiles.gpu_count / replica_gpus)
     replica_rate = pick(per_replica)
     if job.requests_per_s is not None:
-        needed_replicas = np.ceil(job.requests_per_s * job.output_tokens / replica_rate)
+        needed_replicas = np.ceil(job.requests_per_s * output / replica_rate)
         gpus_needed = needed_replicas * replica_gpus
     else:
         gpus_needed = np.full(len(profiles), np.nan)
-    fabric_time = pick(p * hop)
     return ServingEstimate(
         fits=found,
         tp=pick(t),
@@ -407,8 +611,14 @@ def estimate_serving(
         tokens_per_s_per_replica=replica_rate,
         ttft_ms=pick(ttft) * 1e3,
         tpot_ms=pick(tpot) * 1e3,
-        fabric_share=fabric_time / pick(step),
-        multi_node=found & (pick(stages_across) > 1),
-        prefill_share=pick(b * prefill / (b * prefill + job.output_tokens * step)),
+        fabric_share=pick(fabric_share),
+        multi_node=found & (pick(multi.astype(float)) > 0),
+        prefill_share=pick(prefill_part),
         memory_gb_per_gpu=pick(weights_per_gpu + kv_per_gpu) / 1e9,
+        ttft_ms_at_percentile=pick(ttft_at) * 1e3,
+        tpot_ms_at_percentile=pick(tpot_at) * 1e3,
+        expert_parallel_across=found & (pick(ep_across.astype(float)) > 0),
+        disaggregated=np.full(len(profiles), job.disaggregated) & found,
+        kv_transfer_ms=pick(kv_transfer) * 1e3,
+        kv_over_fabric=found & (pick(kv_over_fabric.astype(float)) > 0),
     )

@@ -354,14 +354,15 @@ class ServingEstimator:
                 notes.append(f"carries {capacity:,.1f} requests/s, over twice the load of {load:g}")
         worst = candidate["pessimistic"][0] if candidate["fabric_range"] else None
         verdict = serving_verdict(slow, fast, worst)
-        layout = serving_layout(slow)
+        layout = serving_layout(slow, workload)
         return {
             "has_plan": has_plan,
             "fits": bool(slow["fits"]),
             **per_million,
-            "tpot_ms": slow["tpot_ms"],
-            "tpot_ms_low": fast["tpot_ms"],
-            "ttft_ms": slow["ttft_ms"],
+            # at the percentile the targets hold for
+            "tpot_ms": slow["tpot_ms_at_percentile"],
+            "tpot_ms_low": fast["tpot_ms_at_percentile"],
+            "ttft_ms": slow["ttft_ms_at_percentile"],
             "tokens_per_s_per_gpu": slow["tokens_per_s_per_gpu"],
             "tokens_per_s_per_gpu_low": fast["tokens_per_s_per_gpu"],
             "capacity_requests_per_s": capacity,
@@ -412,7 +413,7 @@ def serving_capacity(workload: Any, result: Mapping[str, Any], gpus: float) -> f
     if not result["fits"]:
         return 0.0
     replicas = math.floor(gpus / result["replica_gpus"])
-    return replicas * result["tokens_per_s_per_replica"] / workload.output_tokens
+    return replicas * result["tokens_per_s_per_replica"] / workload.mean_output_tokens
 
 
 def usd_per_million_tokens(
@@ -430,22 +431,26 @@ def usd_per_million_tokens(
     return {
         "usd_per_million_output_tokens": per_second
         * (1.0 - share)
-        / (served * workload.output_tokens / 1e6),
-        "usd_per_million_input_tokens": per_second * share / (served * workload.input_tokens / 1e6),
+        / (served * workload.mean_output_tokens / 1e6),
+        "usd_per_million_input_tokens": per_second
+        * share
+        / (served * workload.mean_input_tokens / 1e6),
     }
 
 
 def serving_verdict(
     slow: Mapping[str, Any], fast: Mapping[str, Any] | None = None, worst: str | None = None
 ) -> str | None:
-    """Whether the fabric matters to a served model: only when a replica spans nodes, and
-    then by its share of a decode step's time. ``worst``: the slower fabric end's class,
-    where the fabric is a range."""
+    """Whether the fabric matters to a served model: only when a replica spans nodes (or
+    its prefill and decode GPUs do), and then by its share of a decode step's time (of the
+    time to first token, for a KV cache handed over the fabric). ``worst``: the slower fabric
+    end's class, where the fabric is a range."""
     if not slow["fits"]:
         return None
     if not slow["multi_node"]:
         return "the fabric does not matter: fits one node"
-    verdict = f"multi-node serving: the fabric costs {slow['fabric_share']:.0%}"
+    of_what = " of the time to first token" if slow.get("kv_over_fabric") else ""
+    verdict = f"multi-node serving: the fabric costs {slow['fabric_share']:.0%}{of_what}"
     if (
         worst
         and fast is not None
@@ -456,11 +461,11 @@ def serving_verdict(
 
 
 def serving_note(job: Any, ranked: bool = True) -> str:
-    """What a serving table assumes, as the CLI and the app say it: the lengths, the load and
-    the targets, and (``ranked``) how a ranking's cost reads."""
+    """What a serving table assumes, as the CLI and the app say it: the lengths (or the mix),
+    the load, the targets and their percentile, and (``ranked``) how a ranking's cost reads."""
     load = (
         f"{job.requests_per_s:,g} requests/s "
-        f"({job.requests_per_s * job.output_tokens:,.0f} output tokens/s)"
+        f"({job.requests_per_s * job.mean_output_tokens:,.0f} output tokens/s)"
         if job.requests_per_s is not None
         else "no load given (every GPU rented serves)"
     )
@@ -469,10 +474,21 @@ def serving_note(job: Any, ranked: bool = True) -> str:
         for name, value in (("TTFT", job.ttft_ms), ("TPOT", job.tpot_ms))
         if value is not None
     )
-    note = (
-        f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request; "
-        f"{load}; {targets or 'no latency targets'}"
+    latency = (
+        "latencies are means"
+        if job.latency_percentile == "mean"
+        else f"latencies at {job.latency_percentile}"
     )
+    if job.mix:
+        kinds = ", ".join(f"{c.share:.0%} {c.input_tokens:,}/{c.output_tokens:,}" for c in job.mix)
+        lengths = (
+            f"a mix of prompt/output tokens ({kinds}; means {job.input_tokens:,}/"
+            f"{job.output_tokens:,}, TTFT of the longest prompt)"
+        )
+    else:
+        lengths = f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request"
+    how = "; prefill and decode on separate GPUs" if job.disaggregated else ""
+    note = f"{lengths}; {load}; {targets or 'no latency targets'} ({latency}){how}"
     if not ranked:
         return note
     return (
@@ -483,10 +499,20 @@ def serving_note(job: Any, ranked: bool = True) -> str:
     )
 
 
-def serving_layout(result: Mapping[str, Any]) -> str | None:
+def serving_layout(result: Mapping[str, Any], job: Any = None) -> str | None:
+    """A replica's layout as people read it: TP x PP, or the expert-parallel width of a
+    replica served attention data-parallel; its batch; disaggregated or not."""
     if not result["fits"]:
         return None
-    return f"TP{result['tp']:.0f} x PP{result['pp']:.0f}, batch {result['batch']:.0f}"
+    wide = job is not None and job.attention_data_parallel and job.architecture.moe is not None
+    if wide:
+        shape = f"EP{result['tp']:.0f} (attention data-parallel)"
+        if result["pp"] > 1:
+            shape += f" x PP{result['pp']:.0f}"
+    else:
+        shape = f"TP{result['tp']:.0f} x PP{result['pp']:.0f}"
+    split = ", prefill apart" if result.get("disaggregated") else ""
+    return f"{shape}, batch {result['batch']:.0f}{split}"
 
 
 SERVING = ServingEstimator()
