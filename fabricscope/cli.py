@@ -460,7 +460,9 @@ def _job(workload: str, serve: bool, serving: dict[str, Any] | None = None) -> A
     given = {k: v for k, v in (serving or {}).items() if v is not None}
     if not serve:
         if given:
-            flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+            flags = ", ".join(
+                f"--{SERVING_FLAGS.get(name, name.replace('_', '-'))}" for name in given
+            )
             raise UserError(f"{flags}: for a serving workload (--serve)", code=2)
         if workload in serving_presets():
             raise UserError(f"{workload!r} is a serving preset: add --serve", code=2)
@@ -481,6 +483,9 @@ def _job(workload: str, serve: bool, serving: dict[str, Any] | None = None) -> A
             if {"requests_per_s", "output_tokens_per_s"} & given.keys():
                 # a load given on the command line replaces the workload's, in either unit
                 base |= {"requests_per_s": None, "output_tokens_per_s": None}
+            if "mix" in given:
+                # a mix replaces the workload's lengths; its load stays in requests/s
+                base |= {"input_tokens": None, "output_tokens": None, "output_tokens_per_s": None}
             job = type(job).model_validate({**base, **given})
         return job
     except WorkloadError as exc:
@@ -490,8 +495,14 @@ def _job(workload: str, serve: bool, serving: dict[str, Any] | None = None) -> A
         message = str(first["msg"]).removeprefix("Value error, ")
         if not first["loc"]:  # the workload as a whole (its load given twice, its length)
             raise UserError(f"serving workload: {message}", code=2) from None
-        where = ".".join(str(part) for part in first["loc"])
-        raise UserError(f"--{where.replace('_', '-')}: {message}", code=2) from None
+        field, *inside = (str(part) for part in first["loc"])
+        flag = SERVING_FLAGS.get(field, field.replace("_", "-"))
+        where = f" ({'.'.join(inside)})" if inside else ""
+        raise UserError(f"--{flag}{where}: {message}", code=2) from None
+
+
+# serving workload fields whose command-line options are named otherwise
+SERVING_FLAGS = {"latency_percentile": "percentile", "attention_data_parallel": "attention-dp"}
 
 
 def _rank_request(
@@ -804,6 +815,10 @@ def estimate(
     output_tokens_per_s: TokensOption = None,
     ttft_ms: TtftOption = None,
     tpot_ms: TpotOption = None,
+    percentile: PercentileOption = None,
+    disaggregated: DisaggregatedOption = None,
+    attention_dp: AttentionDpOption = None,
+    mix: MixOption = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
@@ -818,6 +833,7 @@ def estimate(
         "output_tokens_per_s": output_tokens_per_s,
         "ttft_ms": ttft_ms,
         "tpot_ms": tpot_ms,
+        **_serving_options(percentile, disaggregated, attention_dp, mix),
     }
     if serve or any(v is not None for v in serving.values()):
         _estimate_serving(_job(workload, serve, serving), hardware, layout, usd_per_gpu_hour, fmt)
@@ -908,7 +924,7 @@ def _estimate_serving(
     records = []
     for i, row in enumerate(rows):
         found = result.row(i)
-        record = {**row, **found, "layout": serving_layout(found)}
+        record = {**row, **found, "layout": serving_layout(found, job)}
         record["verdict"] = serving_verdict(found)
         if found["fits"]:
             # the GPUs serving: the load's replicas, or every replica that fits the profile
@@ -1114,6 +1130,79 @@ HoursOption = Annotated[
         show_default=False,
     ),
 ]
+PercentileOption = Annotated[
+    str | None,
+    typer.Option(
+        "--percentile",
+        help="--serve: the share of requests the latency targets hold for: p99 (the default, "
+        "as MLPerf's bounds), p50 or mean.",
+        show_default=False,
+    ),
+]
+DisaggregatedOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--disaggregated/--collocated",
+        help="--serve: prefill and decode on separate GPUs, the KV cache handed over (default: "
+        "the workload's, else collocated).",
+        show_default=False,
+    ),
+]
+AttentionDpOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--attention-dp/--no-attention-dp",
+        help="--serve: a MoE replica's GPUs split only the routed experts, each running "
+        "attention for its own sequences; experts may then spread over nodes.",
+        show_default=False,
+    ),
+]
+MixOption = Annotated[
+    str | None,
+    typer.Option(
+        "--mix",
+        help="--serve: requests of several lengths, as prompt/output:share pairs, e.g. "
+        "'500/100:0.75,8000/1000:0.25' (the shares sum to 1).",
+        show_default=False,
+    ),
+]
+
+
+def _mix(text: str) -> list[dict[str, Any]]:
+    """'500/100:0.75,8000/1000:0.25' as the mix's kinds; a malformed one is refused."""
+    kinds = []
+    for part in text.split(","):
+        try:
+            lengths, share = part.strip().split(":")
+            prompt, output = lengths.split("/")
+            kinds.append(
+                {
+                    "input_tokens": int(prompt),
+                    "output_tokens": int(output),
+                    "share": float(share),
+                }
+            )
+        except ValueError:
+            raise UserError(
+                f"--mix: {part.strip()!r} is not prompt/output:share (e.g. 500/100:0.75)",
+                code=2,
+            ) from None
+    return kinds
+
+
+def _serving_options(
+    percentile: str | None,
+    disaggregated: bool | None,
+    attention_dp: bool | None,
+    mix: str | None,
+) -> dict[str, Any]:
+    """The serving workload fields the shared options set (None: the workload's own)."""
+    return {
+        "latency_percentile": percentile,
+        "disaggregated": disaggregated,
+        "attention_data_parallel": attention_dp,
+        "mix": _mix(mix) if mix is not None else None,
+    }
 
 
 def _per_million(value: float | None) -> str | None:
@@ -1224,8 +1313,9 @@ SERVE_ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "fabric": lambda r: r.get("fabric_class"),
     "layout": lambda r: r["layout"],
     "tok/s/GPU": lambda r: _number(r["tokens_per_s_per_gpu"], 0),
-    "TPOT (ms)": lambda r: _ms(r["tpot_ms"]),
-    "TTFT (ms)": lambda r: _ms(r["ttft_ms"]),
+    # at the percentile the targets hold for (the note says which); JSON has the means too
+    "TPOT (ms)": lambda r: _ms(r["tpot_ms_at_percentile"]),
+    "TTFT (ms)": lambda r: _ms(r["ttft_ms_at_percentile"]),
     "req/s": lambda r: _number(r.get("capacity_requests_per_s"), 1),
     "GPUs needed": lambda r: _number(r["gpus_needed"], 0),
     "GB per GPU": lambda r: _number(r["memory_gb_per_gpu"], 1),
@@ -1356,6 +1446,10 @@ def rank(
     ttft_ms: TtftOption = None,
     tpot_ms: TpotOption = None,
     hours: HoursOption = None,
+    percentile: PercentileOption = None,
+    disaggregated: DisaggregatedOption = None,
+    attention_dp: AttentionDpOption = None,
+    mix: MixOption = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
@@ -1386,6 +1480,7 @@ def rank(
             "ttft_ms": ttft_ms,
             "tpot_ms": tpot_ms,
             "hours": hours,
+            **_serving_options(percentile, disaggregated, attention_dp, mix),
         },
         tiers=tuple(tier or ["on_demand"]),
         gpu_models=tuple(gpu_model) if gpu_model else None,

@@ -74,6 +74,41 @@ def test_estimate_serve_prices_a_million_tokens_and_says_when_the_fabric_matters
     assert "--usd-per-gpu-hour prices each million tokens" in " ".join(table.stdout.split())
 
 
+def test_estimate_serve_takes_experts_across_nodes_a_mix_and_a_percentile(tmp_path):
+    hardware = tmp_path / "hw.json"
+    hardware.write_text(HARDWARE)
+    base = ["estimate", "--serve", "--hardware", str(hardware), "--format", "json"]
+    done = fabricscope(*base, "-w", "deepseek-v3-chat", "--attention-dp")
+    assert done.returncode == 0, done.stderr
+    ethernet, infiniband = json.loads(done.stdout)
+    # 16-way experts over two nodes on InfiniBand; on 100 Gb/s Ethernet the all-to-all costs
+    # more than two pipeline stages' hops
+    assert infiniband["layout"].startswith("EP16 (attention data-parallel)")
+    assert infiniband["expert_parallel_across"] and infiniband["multi_node"]
+    assert ethernet["tokens_per_s_per_gpu"] < infiniband["tokens_per_s_per_gpu"]
+    mixed = fabricscope(
+        *base,
+        "-w",
+        "llama3-70b-chat",
+        "--disaggregated",
+        "--mix",
+        "500/100:0.75,8000/1000:0.25",
+        "--percentile",
+        "p50",
+    )
+    assert mixed.returncode == 0, mixed.stderr
+    for row in json.loads(mixed.stdout):
+        assert row["disaggregated"] and row["layout"].endswith("prefill apart")
+        assert row["ttft_ms_at_percentile"] > row["ttft_ms"]  # the longest prompt's
+    note = fabricscope(
+        *base[:-2], "-w", "llama3-70b-chat", "--mix", "500/100:0.75,8000/1000:0.25", env=WIDE
+    )
+    assert note.returncode == 0, note.stderr
+    said = " ".join(note.stdout.split())
+    assert "75% 500/100, 25% 8,000/1,000; means 2,375/325" in said
+    assert "(latencies at p99)" in said
+
+
 def test_rank_serve_ranks_offers_by_the_cost_of_carrying_the_load(fixture_warehouse):
     args = ["rank", "--serve", "-w", "llama3-70b-chat", "--warehouse", str(fixture_warehouse)]
     done = fabricscope(*args, "--format", "json")
@@ -118,6 +153,19 @@ def test_serve_flags_and_presets_of_the_other_kind_are_one_line_errors(tmp_path)
             ["rank", "--serve", "-w", "llama3-70b-chat", "--requests-per-s", "-1"],
             "--requests-per-s",
         ),
+        (
+            ["rank", "--serve", "-w", "llama3-70b-chat", "--percentile", "p90"],
+            "--percentile: Input should be 'mean', 'p50' or 'p99'",
+        ),
+        (
+            ["rank", "--serve", "-w", "llama3-70b-chat", "--mix", "500/100:0.5"],
+            "serving workload: the mix's shares sum to 0.5, not 1",
+        ),
+        (
+            ["rank", "--serve", "-w", "llama3-70b-chat", "--mix", "500:1"],
+            "--mix: '500:1' is not prompt/output:share",
+        ),
+        (["rank", "-w", "llama3-70b", "--gpus", "8", "--percentile", "p50"], "--percentile: for"),
         (
             [
                 "estimate",
