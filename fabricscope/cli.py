@@ -1170,24 +1170,12 @@ MixOption = Annotated[
 
 def _mix(text: str) -> list[dict[str, Any]]:
     """'500/100:0.75,8000/1000:0.25' as the mix's kinds; a malformed one is refused."""
-    kinds = []
-    for part in text.split(","):
-        try:
-            lengths, share = part.strip().split(":")
-            prompt, output = lengths.split("/")
-            kinds.append(
-                {
-                    "input_tokens": int(prompt),
-                    "output_tokens": int(output),
-                    "share": float(share),
-                }
-            )
-        except ValueError:
-            raise UserError(
-                f"--mix: {part.strip()!r} is not prompt/output:share (e.g. 500/100:0.75)",
-                code=2,
-            ) from None
-    return kinds
+    from fabricscope.model.serving import parse_mix
+
+    try:
+        return parse_mix(text)
+    except ValueError as exc:
+        raise UserError(f"--mix: {exc}", code=2) from None
 
 
 def _serving_options(

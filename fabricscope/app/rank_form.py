@@ -75,6 +75,13 @@ KEY = {
 FIELD_KEY = {name: f"rk_w_{name}" for name in WORKLOAD_FIELDS}
 SERVE_FIELD_KEY = {name: f"rk_s_{name}" for name in SERVING_FIELDS}
 MODE_LABELS = {"train": "Train", "serve": "Serve"}
+SERVE_FIELD_HELP = {
+    "disaggregated": "Prefill GPUs hand each request's KV cache to decode GPUs: over NVLink "
+    "inside a node, else over the fabric. Decoding is never interrupted by a prompt.",
+    "attention_data_parallel": "A MoE replica's GPUs split only the routed experts and each "
+    "runs attention for its own sequences; a model too large for one node may then spread "
+    "its experts over nodes, their all-to-all over the fabric.",
+}
 NO_DEADLINE = (
     "No deadline when serving: the latency targets (time to first token, time per output "
     "token) stand in for one."
@@ -112,7 +119,15 @@ def _widget_values(view: RankView) -> dict[str, Any]:
         KEY["what_if"]: view.what_if or NO_WHAT_IF,
     }
     values.update({FIELD_KEY[name]: getattr(fields, name) for name in WORKLOAD_FIELDS})
-    values.update({SERVE_FIELD_KEY[name]: getattr(serving, name) for name in SERVING_FIELDS})
+    values.update(
+        {
+            # a text field holds "" for none
+            SERVE_FIELD_KEY[name]: (getattr(serving, name) or "")
+            if kind is list
+            else getattr(serving, name)
+            for name, (_, kind, _) in SERVING_FIELDS.items()
+        }
+    )
     return values
 
 
@@ -196,6 +211,13 @@ def _serving_inputs() -> dict[str, Any]:
             key = SERVE_FIELD_KEY[name]
             if kind is str:
                 values[name] = bar.selectbox(label, list(choices[name]), key=key)
+            elif kind is bool:
+                values[name] = bar.checkbox(label, key=key, help=SERVE_FIELD_HELP.get(name))
+            elif kind is list:  # free text (a mix), empty for none
+                text = bar.text_input(
+                    label, key=key, placeholder="e.g. 500/100:0.75,8000/1000:0.25"
+                )
+                values[name] = text.strip() or None
             elif kind is int:
                 # 0 is let through for the model to refuse, in its own words
                 values[name] = int(bar.number_input(label, min_value=0, step=1, key=key))

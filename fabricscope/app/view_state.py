@@ -22,7 +22,7 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from fabricscope.model.serving import ServingWorkload
+from fabricscope.model.serving import ServingWorkload, mix_text, parse_mix
 from fabricscope.model.workload import Precision, Stack, Workload
 from fabricscope.model.workloads import (
     WorkloadError,
@@ -165,12 +165,16 @@ class ServingFields:
     ttft_ms: float | None
     tpot_ms: float | None
     hours: float
+    latency_percentile: str = "p99"
+    disaggregated: bool = False
+    attention_data_parallel: bool = False
+    mix: str | None = None  # as serving.parse_mix reads it; replaces the lengths
 
     @classmethod
     def of(cls, job: ServingWorkload) -> ServingFields:
         """A served workload's fields; its architecture by the name it was made from."""
-        values = {name: getattr(job, name) for name in SERVING_FIELDS}
-        return cls(**{**values, "architecture": job.architecture.name})
+        values = {name: getattr(job, name) for name in SERVING_FIELDS if name != "mix"}
+        return cls(**{**values, "architecture": job.architecture.name, "mix": mix_text(job.mix)})
 
 
 # field name -> (label, type, may be left empty) for the serving form and its URL parameters
@@ -184,6 +188,15 @@ SERVING_FIELDS: dict[str, tuple[str, type, bool]] = {
     "ttft_ms": ("Time to first token target (ms)", float, True),
     "tpot_ms": ("Time per output token target (ms)", float, True),
     "hours": ("Service hours (for the cost)", float, False),
+    "latency_percentile": ("Targets hold for (share of requests)", str, False),
+    "disaggregated": ("Prefill and decode on separate GPUs", bool, False),
+    "attention_data_parallel": (
+        "Attention data-parallel (MoE: experts may span nodes)",
+        bool,
+        False,
+    ),
+    # free text, read by serving.parse_mix: a mix of request lengths, or none
+    "mix": ("Mix of lengths: prompt/output:share, ... (replaces the lengths)", list, True),
 }
 
 
@@ -194,6 +207,9 @@ def serving_choices() -> dict[str, tuple[str, ...]]:
         "architecture": tuple(architectures()),
         "weights": get_args(ServingWorkload.model_fields["weights"].annotation),
         "kv_cache": get_args(ServingWorkload.model_fields["kv_cache"].annotation),
+        "latency_percentile": get_args(
+            ServingWorkload.model_fields["latency_percentile"].annotation
+        ),
     }
 
 
@@ -295,11 +311,20 @@ def serving_workload_of(view: RankView) -> ServingWorkload:
     base = serving_preset(view.serve_preset)
     if view.serve_custom is None:
         return base
+    custom = vars(view.serve_custom)
     fields = {
         **serving_presets()[view.serve_preset]["workload"],
-        **vars(view.serve_custom),
+        **{k: v for k, v in custom.items() if k != "mix"},
         "name": f"custom ({base.name})",
     }
+    if custom["mix"]:
+        try:
+            kinds = parse_mix(custom["mix"])
+        except ValueError as exc:
+            raise InputError(f"mix: {exc}") from None
+        # a mix replaces the lengths (they become its means) and keeps the load in requests
+        fields |= {"mix": kinds, "input_tokens": None, "output_tokens": None}
+        fields.pop("output_tokens_per_s", None)
     try:
         return parse_serving(fields, "custom serving workload")
     except WorkloadError as exc:
@@ -391,6 +416,8 @@ def to_query_params(view: RankView) -> dict[str, ParamValue]:
 def _param_text(value: Any) -> str:
     if value is None:
         return NOT_GIVEN
+    if isinstance(value, bool):
+        return "1" if value else "0"
     return _float_text(value) if isinstance(value, float) else str(value)
 
 
@@ -549,6 +576,12 @@ def _serving_fields(view: RankView, params: Mapping[str, Sequence[str]]) -> Serv
         elif kind is str:
             if text not in choices[name]:
                 raise InputError(f"{name} {text!r} is not one of {', '.join(choices[name])}")
+            out[name] = text
+        elif kind is bool:
+            if text not in ("0", "1"):
+                raise InputError(f"{SERVE_PREFIX + name}={text!r} is not 0 or 1")
+            out[name] = text == "1"
+        elif kind is list:  # free text, read when the request is built
             out[name] = text
         else:
             out[name] = _number(text, kind, SERVE_PREFIX + name)

@@ -335,6 +335,31 @@ class ServingWorkload(BaseModel):
         return 2.0 * arch.layers * arch.heads * (key + value)
 
 
+def parse_mix(text: str) -> list[dict[str, Any]]:
+    """``'500/100:0.75,8000/1000:0.25'`` (prompt/output tokens:share of requests, ...) as a
+    mix's kinds; ValueError naming the part that is not one."""
+    kinds = []
+    for part in text.split(","):
+        try:
+            lengths, share = part.strip().split(":")
+            prompt, output = lengths.split("/")
+            kinds.append(
+                {"input_tokens": int(prompt), "output_tokens": int(output), "share": float(share)}
+            )
+        except ValueError:
+            raise ValueError(
+                f"{part.strip()!r} is not prompt/output:share (e.g. 500/100:0.75)"
+            ) from None
+    return kinds
+
+
+def mix_text(mix: tuple[LengthClass, ...] | None) -> str | None:
+    """A mix as :func:`parse_mix` reads it (None without one)."""
+    if not mix:
+        return None
+    return ",".join(f"{c.input_tokens}/{c.output_tokens}:{c.share:g}" for c in mix)
+
+
 def _plain(mix: Any) -> list[dict[str, Any]]:
     return [c.model_dump() if isinstance(c, BaseModel) else dict(c) for c in mix]
 

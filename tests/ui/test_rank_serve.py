@@ -297,6 +297,48 @@ def test_a_serving_view_survives_its_url_and_train_links_are_unchanged(
     assert list(grid["offer_key"]) == list(training["offer_key"])
 
 
+def test_a_mix_a_percentile_and_disaggregation_are_asked_ranked_and_linked(
+    use_warehouse, fixture_warehouse
+):
+    use_warehouse(fixture_warehouse)
+    app = serving(open_page(RANK))
+    app.toggle(key="rk_serve_custom").set_value(True).run()
+    assert app.selectbox(key="rk_s_latency_percentile").value == "p99"
+    assert app.checkbox(key="rk_s_disaggregated").value is False
+    assert app.text_input(key="rk_s_mix").value == ""
+    app.selectbox(key="rk_s_latency_percentile").set_value("p50").run()
+    app.checkbox(key="rk_s_disaggregated").check().run()
+    app.text_input(key="rk_s_mix").input("500/100:0.75,8000/1000:0.25").run()
+    assert not app.exception and not app.error
+    said = text_of(app)
+    assert "75% 500/100, 25% 8,000/1,000" in said and "latencies at p50" in said
+    assert "prefill and decode on separate GPUs" in said
+    view = replace(
+        SERVE,
+        serve_custom=replace(
+            ServingFields.of(serving_preset(SERVE.serve_preset)),
+            latency_percentile="p50",
+            disaggregated=True,
+            mix="500/100:0.75,8000/1000:0.25",
+        ),
+    )
+    expected = rank(fixture_warehouse, request_of(view), AS_OF).offers
+    assert list(served_offers(app).value["offer_key"]) == list(expected["offer_key"])
+    assert url_values(app, "s_disaggregated") == ["1"]
+    assert url_values(app, "s_mix") == ["500/100:0.75,8000/1000:0.25"]
+    params = to_query_params(view)
+    assert from_query_params({k: [v] for k, v in params.items()}) == (view, [])
+    # a malformed mix is one line, and the ranking stays
+    before = served_offers(app).value
+    app.text_input(key="rk_s_mix").input("500:1").run()
+    assert not app.exception
+    [error] = [e.value for e in app.error]
+    assert error == (
+        "Cannot rank these inputs: mix: '500:1' is not prompt/output:share (e.g. 500/100:0.75)"
+    )
+    pd.testing.assert_frame_equal(served_offers(app).value, before, check_dtype=False)
+
+
 def test_served_offers_starred_in_the_grid_reach_the_serving_shortlist(
     use_warehouse, fixture_warehouse
 ):
