@@ -868,20 +868,51 @@ def _serving_workload_lines(job: Any) -> list[str]:
         for name, value in (("time to first token", job.ttft_ms), ("per output token", job.tpot_ms))
         if value is not None
     )
+    at = "means" if job.latency_percentile == "mean" else f"at {job.latency_percentile}"
+    if job.mix:
+        kinds = ", ".join(f"{c.share:.0%} {c.input_tokens:,}/{c.output_tokens:,}" for c in job.mix)
+        lengths = (
+            f"a mix of prompt/output tokens per request ({kinds}; means {job.input_tokens:,}/"
+            f"{job.output_tokens:,}; the time-to-first-token target held for the longest prompt)"
+        )
+    else:
+        lengths = f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request"
+    how = [
+        text
+        for on, text in (
+            (
+                job.disaggregated,
+                "prefill and decode on separate GPUs, each request's KV cache handed over",
+            ),
+            (
+                job.attention_data_parallel and arch.moe is not None,
+                "attention data-parallel: the routed experts split over a replica's GPUs, "
+                "across nodes when one does not hold them",
+            ),
+        )
+        if on
+    ]
     return [
         f"- {arch.total_params / 1e9:,.1f}B parameters"
         + (f" ({arch.active_params / 1e9:,.1f}B active per token, MoE)" if arch.moe else "")
         + f", {arch.layers} layers, hidden size {arch.hidden_size}; weights in {job.weights}, "
         f"KV cache in {job.kv_cache} ({job.weight_bytes / 1e9:,.0f} GB of weights)",
-        f"- {job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request; "
+        f"- {lengths}; "
         + (
             f"{job.requests_per_s:,g} requests/s"
             if job.requests_per_s is not None
             else "no load given: every rented GPU serving"
         )
-        + f"; targets: {targets or 'none'}; for {job.hours:,g} hours",
+        + f"; targets ({at}): {targets or 'none'}; for {job.hours:,g} hours",
+        *(f"- {text}" for text in how),
         "- USD per million tokens: the GPUs' cost split between input (prefill) and output "
-        "(decoding) tokens by the time each takes on a replica",
+        "(decoding) tokens by the time each takes on a replica; latencies "
+        + (
+            "are the model's means"
+            if job.latency_percentile == "mean"
+            else f"at {job.latency_percentile}: the model's means times the ratio MLPerf's "
+            "runs measured"
+        ),
     ]
 
 

@@ -65,3 +65,26 @@ def test_export_shortlist_serve_writes_the_files(fixture_warehouse, tmp_path):
     assert done.returncode == 0, done.stderr
     memo = (tmp_path / "chat.md").read_text(encoding="utf-8")
     assert "served at 10 requests/s" in memo and "fits one node" in memo
+
+
+def test_the_memo_states_a_mix_its_percentile_and_how_the_service_is_laid_out(
+    fixture_warehouse, tmp_path
+):
+    spec = tmp_path / "mixed.json"
+    spec.write_text(
+        '{"name": "Llama 3 70B, mixed prompts", "architecture": "llama3-70b", "weights": "fp8",'
+        ' "kv_cache": "fp8", "mix": [{"input_tokens": 500, "output_tokens": 100, "share": 0.75},'
+        ' {"input_tokens": 8000, "output_tokens": 1000, "share": 0.25}], "requests_per_s": 2,'
+        ' "ttft_ms": 3000, "tpot_ms": 100, "latency_percentile": "p50", "disaggregated": true}',
+        encoding="utf-8",
+    )
+    done = fabricscope(
+        "export", "--shortlist", "--serve", "-w", str(spec), "--top", "2",
+        "-o", str(tmp_path / "mixed"), "--warehouse", str(fixture_warehouse),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    memo = " ".join((tmp_path / "mixed.md").read_text(encoding="utf-8").split())
+    assert "a mix of prompt/output tokens per request (75% 500/100, 25% 8,000/1,000" in memo
+    assert "means 2,375/325" in memo and "targets (at p50): time to first token 3,000 ms" in memo
+    assert "prefill and decode on separate GPUs" in memo
+    assert "latencies at p50: the model's means times the ratio MLPerf's runs measured" in memo
