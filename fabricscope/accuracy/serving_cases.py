@@ -14,11 +14,13 @@ written into its ``assumptions``. See docs/SERVING_DATA.md for the counts.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import functools
+import hashlib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -32,6 +34,8 @@ MLPERF_FILES = ("mlperf_inf_v4.1_llm.csv", "mlperf_inf_v5.1_llm.csv")
 TRTLLM_OVERVIEW = "trtllm_perf_overview.csv"
 TRTLLM_DSR1 = "trtllm_dsr1_best_perf.csv"
 FILES = (*MLPERF_FILES, TRTLLM_OVERVIEW, TRTLLM_DSR1)
+# MLPerf's prompt lengths, per dataset: a derivation (derive_input_lengths), not a copy
+MLPERF_INPUT_LENGTHS = "mlperf_dataset_input_lengths.csv"
 
 Precision = Literal["bf16", "fp8", "fp4", "int4"]
 Row = Mapping[str, str]
@@ -56,7 +60,9 @@ class ServingCase:
     dp: int | None
     weights_precision: Precision | None  # None only where the source states none (MLPerf v4.1)
     kv_precision: Precision | None
-    input_len: float | None  # tokens; MLPerf: not stated (dataset-distributed)
+    # tokens; MLPerf: the dataset's mean prompt (mlperf_dataset_input_lengths.csv, derived from
+    # a third party's per-sample table), its mix in input_mix
+    input_len: float | None
     output_len: float | None  # tokens; MLPerf: the dataset's mean output tokens per sample
     scenario: str  # "offline" | "server" | "interactive" | "online" | "min-latency" | ...
     scenario_as_published: str
@@ -78,6 +84,10 @@ class ServingCase:
     date: str
     source_url: str
     assumptions: tuple[str, ...] = ()
+    # MLPerf: the dataset's prompts in equal-count buckets, as (mean input tokens, share of
+    # requests), shortest first; None where lengths are fixed
+    input_mix: tuple[tuple[float, float], ...] | None = None
+    division: Literal["closed", "open"] | None = None  # MLPerf's; None for the other sources
 
 
 class _Skip(Exception):
@@ -478,6 +488,161 @@ def _per_gpu(total: float | None, gpus: int) -> float:
 
 MLPERF_BENCHMARK_SUFFIX = re.compile(r"-99(\.9)?$")
 
+# MLPerf's prompts come from each benchmark's dataset, whose lengths MLCommons does not
+# publish as a mean. Red Hat PSAP's performance dashboard (openshift-psap/performance-dashboard)
+# keeps one row per sample (input_length, output_length) of each official dataset file, made by
+# its mlperf-data/original/generate_dataset_summaries.py: a third party's derivation from the
+# official files, not an MLCommons statement. Each table's file there, the commit that added
+# it, and the official dataset file it was read from (as that script names it).
+PSAP_REPO = "openshift-psap/performance-dashboard"
+PSAP_HEAD = "71007029fb5bced1d79808e7e64dc4c2af82ea55"  # holds the same bytes as each commit below
+MLPERF_DATASET_TABLES: dict[str, tuple[str, str, str]] = {
+    "llama2-70b": (
+        "mlperf-data/summaries/llama2-70b-99.csv",
+        "7cd1065d1e2c53ee745cbda08e2a8f13a42c93bb",
+        "open_orca_gpt4_tokenized_llama.sampled_24576.pkl.gz",
+    ),
+    "mixtral-8x7b": (
+        "mlperf-data/summaries/mixtral-8x7b.csv",
+        "67033baeaac181a3a35641dd2b86a7cb22d856dd",
+        "09292024_mixtral_15k_mintoken2_v1.pkl",
+    ),
+    "llama3.1-8b": (
+        "mlperf-data/summaries/llama3-1-8b-datacenter.csv",
+        "7cd1065d1e2c53ee745cbda08e2a8f13a42c93bb",
+        "cnn_eval.json",
+    ),
+    "llama3.1-405b": (
+        "mlperf-data/summaries/llama3-1-405b.csv",
+        "67033baeaac181a3a35641dd2b86a7cb22d856dd",
+        "mlperf_llama3.1_405b_dataset_8313_processed_fp16_eval.pkl",
+    ),
+    "deepseek-r1": (
+        "mlperf-data/summaries/deepseek-r1.csv",
+        "7cd1065d1e2c53ee745cbda08e2a8f13a42c93bb",
+        "mlperf_deepseek_r1_dataset_4388_fp8_eval.pkl",
+    ),
+}
+LENGTH_BUCKETS = 10
+INPUT_LENGTH_COLUMNS = (
+    "dataset",
+    "bucket",
+    "samples",
+    "input_tokens_min",
+    "input_tokens_max",
+    "input_tokens_mean",
+    "dataset_samples",
+    "dataset_input_tokens_mean",
+    "source_repo",
+    "source_path",
+    "source_commit",
+    "source_sha256",
+    "official_file",
+)
+
+
+def derive_input_lengths(
+    tables_dir: Path, buckets: int = LENGTH_BUCKETS
+) -> list[dict[str, str | int | float]]:
+    """The rows of MLPERF_INPUT_LENGTHS from verbatim copies of PSAP's per-sample tables in
+    ``tables_dir`` (named as in MLPERF_DATASET_TABLES, e.g. ``llama2-70b-99.csv``): each
+    dataset's prompts sorted by length and cut into ``buckets`` equal-count buckets (numpy's
+    array_split: sizes differ by at most one sample), each with its sample count, shortest,
+    longest and mean input tokens; the dataset's count and mean beside every bucket. Output
+    lengths are not read: the tables' are the reference answers (and the Llama 3.1 8B one's a
+    characters / 4 estimate), not what a benchmarked system generated."""
+    import numpy as np  # only the derivation needs it
+
+    out: list[dict[str, str | int | float]] = []
+    for dataset, (path, commit, official) in MLPERF_DATASET_TABLES.items():
+        table = tables_dir / Path(path).name
+        raw = table.read_bytes()
+        lengths = np.sort(
+            np.array(
+                [int(row["input_length"]) for row in csv.DictReader(raw.decode().splitlines())],
+                dtype=np.int64,
+            )
+        )
+        for number, part in enumerate(np.array_split(lengths, buckets), start=1):
+            out.append(
+                {
+                    "dataset": dataset,
+                    "bucket": number,
+                    "samples": len(part),
+                    "input_tokens_min": int(part.min()),
+                    "input_tokens_max": int(part.max()),
+                    "input_tokens_mean": round(float(part.mean()), 2),
+                    "dataset_samples": len(lengths),
+                    "dataset_input_tokens_mean": round(float(lengths.mean()), 2),
+                    "source_repo": PSAP_REPO,
+                    "source_path": path,
+                    "source_commit": commit,
+                    "source_sha256": hashlib.sha256(raw).hexdigest(),
+                    "official_file": official,
+                }
+            )
+    return out
+
+
+def write_input_lengths(tables_dir: Path, target: Path) -> None:
+    with target.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=INPUT_LENGTH_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(derive_input_lengths(tables_dir))
+
+
+@dataclass(frozen=True)
+class DatasetInputs:
+    """One MLPerf dataset's prompts: the mean and the equal-count buckets' (mean, share)."""
+
+    dataset: str
+    samples: int
+    mean_input_tokens: float
+    buckets: tuple[tuple[float, float], ...]
+
+
+@functools.cache
+def dataset_inputs(data_dir: Path = SERVING_DATA) -> dict[str, DatasetInputs]:
+    """MLPERF_INPUT_LENGTHS by dataset (the benchmark's name without -99 or -99.9)."""
+    rows: dict[str, list[Row]] = {}
+    with (data_dir / MLPERF_INPUT_LENGTHS).open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            rows.setdefault(row["dataset"], []).append(row)
+    out = {}
+    for dataset, parts in rows.items():
+        total = int(parts[0]["dataset_samples"])
+        if sum(int(p["samples"]) for p in parts) != total:
+            raise ValueError(f"{MLPERF_INPUT_LENGTHS}: {dataset}'s buckets do not sum to {total}")
+        out[dataset] = DatasetInputs(
+            dataset=dataset,
+            samples=total,
+            mean_input_tokens=float(parts[0]["dataset_input_tokens_mean"]),
+            buckets=tuple(
+                (float(p["input_tokens_mean"]), int(p["samples"]) / total)
+                for p in sorted(parts, key=lambda p: int(p["bucket"]))
+            ),
+        )
+    return out
+
+
+def _mlperf_inputs(row: Row, reference: str, notes: list[str]) -> DatasetInputs | None:
+    found = dataset_inputs(SERVING_DATA).get(reference)
+    if found is None:
+        return None
+    path, commit, _ = MLPERF_DATASET_TABLES[reference]
+    notes.append(
+        f"prompts: {reference}'s dataset, mean {found.mean_input_tokens:g} tokens over "
+        f"{found.samples:,} samples in {len(found.buckets)} equal-count buckets, derived from "
+        f"{PSAP_REPO} {path} @{commit[:8]} (a third party's table of the official dataset file, "
+        "not an MLCommons figure); every bucket given the dataset's mean output"
+    )
+    if reference == "mixtral-8x7b" and row["source_id"] == "mlperf_inf_v4.1":
+        notes.append(
+            "prompts: the Mixtral dataset file read (09292024_mixtral_15k_mintoken2_v1) is dated "
+            "after v4.1's results (2024-08-28); the 15,000 samples taken to be v4.1's"
+        )
+    return found
+
 
 def _mlperf_duplicate(row: Row, rows: list[tuple[str, Row]]) -> str | None:
     """The id of the -99 row this -99.9 row reports again (the same run), if any."""
@@ -518,6 +683,7 @@ def _mlperf_case(case_id: str, row: Row, rows: list[tuple[str, Row]]) -> Serving
     gpu = _gpu(row["source_id"], (row["accelerator_verbatim"], row["gpu"]), notes)
     model = _model(reference)
     weights, kv = _precision(row["precision"], notes)
+    inputs = _mlperf_inputs(row, reference, notes)
     gpus = int(row["gpu_count"])
     scenario = row["scenario"].strip().casefold()
     limited = scenario != "offline"
@@ -546,7 +712,7 @@ def _mlperf_case(case_id: str, row: Row, rows: list[tuple[str, Row]]) -> Serving
         dp=_integer(row, "dp", notes),
         weights_precision=weights,
         kv_precision=kv,
-        input_len=None,
+        input_len=inputs.mean_input_tokens if inputs else None,
         output_len=_number(row, "mean_output_tokens_per_sample"),
         scenario=scenario,
         scenario_as_published=row["scenario"],
@@ -569,6 +735,8 @@ def _mlperf_case(case_id: str, row: Row, rows: list[tuple[str, Row]]) -> Serving
         date=row["date"],
         source_url=row["source_url"],
         assumptions=tuple(notes),
+        input_mix=inputs.buckets if inputs else None,
+        division="open" if row["division"].strip() == "open" else "closed",
     )
 
 
@@ -739,3 +907,18 @@ def load_cases(data_dir: Path = SERVING_DATA) -> list[ServingCase]:
 
 def skipped(data_dir: Path = SERVING_DATA) -> list[tuple[str, str]]:
     return map_rows(data_dir)[1]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=f"Write {MLPERF_INPUT_LENGTHS} from PSAP's per-sample MLPerf dataset tables"
+    )
+    parser.add_argument("tables", type=Path, help="a folder with the tables (git show copies)")
+    parser.add_argument("--out", type=Path, default=SERVING_DATA / MLPERF_INPUT_LENGTHS)
+    args = parser.parse_args(argv)
+    write_input_lengths(args.tables, args.out)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import itertools
 import math
 import shutil
 from collections import Counter
@@ -13,12 +14,17 @@ import pytest
 
 from fabricscope.accuracy.serving_cases import (
     FILES,
+    MLPERF_DATASET_TABLES,
+    MLPERF_INPUT_LENGTHS,
     MODEL_NAMES,
+    PSAP_REPO,
     SERVING_ARCHITECTURES,
     SERVING_DATA,
     SERVING_MLA,
     ServingCase,
     architecture,
+    dataset_inputs,
+    derive_input_lengths,
     load_cases,
     map_rows,
     skipped,
@@ -255,10 +261,24 @@ def test_mlperf_multi_node_cases_are_flagged(by_id, cases):
     assert sum(case.multi_node for case in cases) == 34
 
 
+# each MLPerf benchmark's architecture -> its dataset
+MLPERF_DATASETS = {
+    "llama2-70b": "llama2-70b",
+    "mixtral-8x7b": "mixtral-8x7b",
+    "llama3-8b": "llama3.1-8b",
+    "llama3-405b": "llama3.1-405b",
+    "deepseek-v3": "deepseek-r1",
+}
+
+
 def test_nothing_is_guessed(cases, by_id):
     for case in cases:
         if case.family == "mlperf":
-            assert case.input_len is None  # dataset-distributed; no mean published
+            # dataset-distributed: the dataset's mean prompt, from a derivation that says so
+            inputs = dataset_inputs()[MLPERF_DATASETS[case.model]]
+            assert case.input_len == inputs.mean_input_tokens
+            assert case.input_mix == inputs.buckets
+            assert any("third party" in note for note in case.assumptions)
             assert case.kv_precision is None
         if case.source_id == "mlperf_inf_v4.1":
             assert case.weights_precision is None  # not in v4.1's result files
@@ -314,3 +334,66 @@ def test_case_numbers_are_finite(cases):
         assert math.isfinite(case.measured_output_tokens_s_per_gpu) and (
             case.measured_output_tokens_s_per_gpu > 0
         )
+
+
+# the logged performance_sample_count of each MLPerf dataset (SOURCES.md)
+SAMPLE_COUNTS = {
+    "llama2-70b": 24_576,
+    "mixtral-8x7b": 15_000,
+    "llama3.1-8b": 13_368,
+    "llama3.1-405b": 8_313,
+    "deepseek-r1": 4_388,
+}
+# each dataset's mean prompt, computed from PSAP's per-sample tables
+MEAN_INPUT_TOKENS = {
+    "llama2-70b": 222.33,
+    "mixtral-8x7b": 427.39,
+    "llama3.1-8b": 870.73,
+    "llama3.1-405b": 9428.64,
+    "deepseek-r1": 803.79,
+}
+
+
+def test_mlperf_prompt_lengths_are_a_stated_derivation():
+    table = rows(MLPERF_INPUT_LENGTHS)
+    found = dataset_inputs()
+    assert set(found) == set(SAMPLE_COUNTS) == set(MLPERF_DATASET_TABLES)
+    for dataset, inputs in found.items():
+        parts = [row for row in table if row["dataset"] == dataset]
+        assert [int(row["bucket"]) for row in parts] == list(range(1, 11))
+        assert sum(int(row["samples"]) for row in parts) == SAMPLE_COUNTS[dataset]
+        # equal-count buckets, shortest first, each mean inside its bucket
+        assert max(int(r["samples"]) for r in parts) - min(int(r["samples"]) for r in parts) <= 1
+        for row, after in itertools.pairwise(parts):
+            assert int(row["input_tokens_max"]) <= int(after["input_tokens_min"])
+        for row in parts:
+            low, high = int(row["input_tokens_min"]), int(row["input_tokens_max"])
+            assert low <= float(row["input_tokens_mean"]) <= high
+        assert inputs.mean_input_tokens == MEAN_INPUT_TOKENS[dataset]
+        assert sum(share for _, share in inputs.buckets) == pytest.approx(1.0)
+        weighted = sum(tokens * share for tokens, share in inputs.buckets)
+        assert weighted == pytest.approx(inputs.mean_input_tokens, abs=0.01)
+        path, commit, official = MLPERF_DATASET_TABLES[dataset]
+        assert {(r["source_repo"], r["source_path"], r["source_commit"]) for r in parts} == {
+            (PSAP_REPO, path, commit)
+        }
+        assert {r["official_file"] for r in parts} == {official}
+    sources = " ".join((SERVING_DATA / "SOURCES.md").read_text(encoding="utf-8").split())
+    assert MLPERF_INPUT_LENGTHS in sources and "not a verbatim recording" in sources
+    assert all(commit in sources for _, commit, _ in MLPERF_DATASET_TABLES.values())
+
+
+def test_the_derivation_buckets_each_dataset_by_prompt_length(tmp_path):
+    for path, _, _ in MLPERF_DATASET_TABLES.values():
+        # 23 samples, shuffled: ten buckets of 3, 3, 3, 2, ...; outputs never read
+        lengths = [(7 * i) % 23 + 1 for i in range(23)]
+        text = "input_length,output_length\n" + "".join(f"{n},x\n" for n in lengths)
+        (tmp_path / Path(path).name).write_text(text, encoding="utf-8")
+    derived = derive_input_lengths(tmp_path)
+    llama = [row for row in derived if row["dataset"] == "llama2-70b"]
+    assert [row["samples"] for row in llama] == [3, 3, 3, 2, 2, 2, 2, 2, 2, 2]
+    assert (llama[0]["input_tokens_min"], llama[0]["input_tokens_max"]) == (1, 3)
+    assert llama[0]["input_tokens_mean"] == 2.0 and llama[-1]["input_tokens_mean"] == 22.5
+    assert llama[0]["dataset_input_tokens_mean"] == 12.0
+    expected = hashlib.sha256(text.encode()).hexdigest()
+    assert {row["source_sha256"] for row in derived} == {expected}
