@@ -300,6 +300,18 @@ class ServingWorkload(BaseModel):
         inp, out, _ = self.lengths()
         return self._decoding_mean(inp + out)
 
+    def lengths_text(self) -> str:
+        """The request lengths as people read them: one prompt and output, or the mix."""
+        if not self.mix:
+            return (
+                f"{self.input_tokens:,} prompt and {self.output_tokens:,} output tokens per request"
+            )
+        kinds = ", ".join(f"{c.share:.0%} {c.input_tokens:,}/{c.output_tokens:,}" for c in self.mix)
+        return (
+            f"a mix of prompt/output tokens per request ({kinds}; means {self.input_tokens:,}/"
+            f"{self.output_tokens:,}; the time-to-first-token target held for the longest prompt)"
+        )
+
     @property
     def longest_context_tokens(self) -> int:
         inp, out, _ = self.lengths()

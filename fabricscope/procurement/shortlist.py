@@ -869,14 +869,7 @@ def _serving_workload_lines(job: Any) -> list[str]:
         if value is not None
     )
     at = "means" if job.latency_percentile == "mean" else f"at {job.latency_percentile}"
-    if job.mix:
-        kinds = ", ".join(f"{c.share:.0%} {c.input_tokens:,}/{c.output_tokens:,}" for c in job.mix)
-        lengths = (
-            f"a mix of prompt/output tokens per request ({kinds}; means {job.input_tokens:,}/"
-            f"{job.output_tokens:,}; the time-to-first-token target held for the longest prompt)"
-        )
-    else:
-        lengths = f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request"
+    lengths = job.lengths_text()
     how = [
         text
         for on, text in (

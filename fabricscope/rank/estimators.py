@@ -479,14 +479,7 @@ def serving_note(job: Any, ranked: bool = True) -> str:
         if job.latency_percentile == "mean"
         else f"latencies at {job.latency_percentile}"
     )
-    if job.mix:
-        kinds = ", ".join(f"{c.share:.0%} {c.input_tokens:,}/{c.output_tokens:,}" for c in job.mix)
-        lengths = (
-            f"a mix of prompt/output tokens ({kinds}; means {job.input_tokens:,}/"
-            f"{job.output_tokens:,}, TTFT of the longest prompt)"
-        )
-    else:
-        lengths = f"{job.input_tokens:,} prompt and {job.output_tokens:,} output tokens per request"
+    lengths = job.lengths_text()
     how = "; prefill and decode on separate GPUs" if job.disaggregated else ""
     note = f"{lengths}; {load}; {targets or 'no latency targets'} ({latency}){how}"
     if not ranked:
