@@ -493,13 +493,14 @@ def serving_note(job: Any, ranked: bool = True) -> str:
 
 
 def serving_layout(result: Mapping[str, Any], job: Any = None) -> str | None:
-    """A replica's layout as people read it: TP x PP, or the expert-parallel width of a
-    replica served attention data-parallel; its batch; disaggregated or not."""
+    """A replica's layout as people read it: TP x PP, or DEP n for a MoE replica served
+    attention data-parallel with its experts over n GPUs; its batch; disaggregated or not."""
     if not result["fits"]:
         return None
     wide = job is not None and job.attention_data_parallel and job.architecture.moe is not None
     if wide:
-        shape = f"EP{result['tp']:.0f} (attention data-parallel)"
+        # TensorRT-LLM's name: attention data-parallel, experts parallel over n GPUs
+        shape = f"DEP{result['tp']:.0f}"
         if result["pp"] > 1:
             shape += f" x PP{result['pp']:.0f}"
     else:

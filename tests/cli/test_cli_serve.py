@@ -83,7 +83,7 @@ def test_estimate_serve_takes_experts_across_nodes_a_mix_and_a_percentile(tmp_pa
     ethernet, infiniband = json.loads(done.stdout)
     # 16-way experts over two nodes on InfiniBand; on 100 Gb/s Ethernet the all-to-all costs
     # more than two pipeline stages' hops
-    assert infiniband["layout"].startswith("EP16 (attention data-parallel)")
+    assert infiniband["layout"].startswith("DEP16, batch")
     assert infiniband["expert_parallel_across"] and infiniband["multi_node"]
     assert ethernet["tokens_per_s_per_gpu"] < infiniband["tokens_per_s_per_gpu"]
     mixed = fabricscope(
