@@ -865,6 +865,7 @@ def estimate(
         for record in records:
             record["usd_per_gpu_hour"] = usd_per_gpu_hour
             record["cost_usd"] = record["gpu_hours"] * usd_per_gpu_hour
+    _with_error_bands(records, job)
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(records, indent=2, default=_jsonable) + "\n")
         return
@@ -873,7 +874,7 @@ def estimate(
         if usd_per_gpu_hour is not None:
             table = {**ESTIMATE_TABLE, "cost (USD)": lambda r: _usd(r["cost_usd"])}
             note = f"days: time to train; cost: GPU-hours x ${usd_per_gpu_hour:,.2f} per GPU-hour"
-        _print_records(table, records, job.name, [note], ESTIMATE_OPTIONAL)
+        _print_records(table, records, job.name, [note, *_band_notes(records)], ESTIMATE_OPTIONAL)
         return
     columns = [
         "gpu_model",
@@ -891,10 +892,45 @@ def estimate(
         "fits_memory",
         "memory_gb_per_gpu",
         *(["cost_usd"] if usd_per_gpu_hour is not None else []),
+        *ESTIMATE_BAND_COLUMNS,
+        *(["cost_usd_band_low", "cost_usd_band_high"] if usd_per_gpu_hour is not None else []),
     ]
     print_rows(
         columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=job.name
     )
+
+
+# an estimate's error band (fabricscope/model/error_bands.py) in csv
+ESTIMATE_BAND_COLUMNS = [
+    "error_band_pct",
+    "error_bias_pct",
+    "error_band_runs",
+    "error_band_cell",
+    "time_to_train_h_band_low",
+    "time_to_train_h_band_high",
+]
+
+
+def _with_error_bands(records: list[dict[str, Any]], job: Workload) -> None:
+    """Each estimate with the training model's held-out error for its GPU and the job, and
+    its time (and cost, where priced) at the band's ends; a GPU of no known generation gets
+    every held-out run's band, said so."""
+    from fabricscope.model.error_bands import band_for, ranges
+
+    bands = {gpu: band_for(gpu, job) for gpu in {record.get("gpu_model") for record in records}}
+    for record in records:
+        band = bands[record.get("gpu_model")]
+        if band is None:
+            continue
+        time, cost = record["time_to_train_h"], record.get("cost_usd")
+        priced = math.nan if cost is None else cost
+        spans = ranges(band.percent, time, time, priced, priced)
+        record |= band.fields()
+        record |= {
+            name: None if math.isnan(value) else float(value)  # no lower end past a 100% band
+            for name, value in spans.items()
+            if cost is not None or name.startswith("time")
+        }
 
 
 def _estimate_serving(
@@ -1211,6 +1247,19 @@ def _serve_note(job: Any, ranked: bool = True) -> str:
     return serving_note(job, ranked)
 
 
+# the training model's error held out beside its time and cost (fabricscope/model/
+# error_bands.py); a note under the table says which runs each band comes from
+BAND_HEADER = "± (held out)"
+
+
+def _band(row: dict[str, Any]) -> str | None:
+    """'±24%': the band of a ranked row or an estimate, None where it has none."""
+    from fabricscope.model.error_bands import plus_minus
+
+    percent = row.get("error_band_pct")
+    return None if _missing(percent) else plus_minus(percent)
+
+
 # a ranked offer's first columns, in every table of ranked offers
 OFFER_HEAD: dict[str, Callable[[dict[str, Any]], Any]] = {
     "#": lambda r: r["rank"],
@@ -1224,6 +1273,7 @@ RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "region": _region,
     "days": lambda r: _days(r["time_to_train_h"], r["time_to_train_h_low"]),
     "cost (USD)": lambda r: _usd(r["total_cost_usd"], r["total_cost_usd_low"]),
+    BAND_HEADER: _band,
     "not priced": lambda r: r.get("costs_unknown"),
     "USD/GPU-h": lambda r: _number(r["price_usd_per_gpu_hour"], 3),
     "MFU": lambda r: _percent(r["mfu"]),
@@ -1288,6 +1338,7 @@ ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "step (s)": lambda r: _number(r["step_time_s"], 2),
     "MFU": lambda r: _percent(r["mfu"]),
     "days": lambda r: _days(r["time_to_train_h"]),
+    BAND_HEADER: _band,
     "GPU-hours": lambda r: _number(r["gpu_hours"], 0),
     "comm exposed": lambda r: _percent(r["comm_fraction_exposed"]),
     "verdict": lambda r: r["verdict"],
@@ -1311,7 +1362,7 @@ SERVE_ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 SERVE_ESTIMATE_OPTIONAL = ["GB per GPU", "TTFT (ms)", "GPUs", "req/s"]
 # left out first when a table is wider than the terminal, in this order
-RANK_OPTIONAL = ["Pareto", "price age (d)", "not priced", "verdict", "region", "MFU"]
+RANK_OPTIONAL = ["Pareto", "price age (d)", "not priced", "verdict", "region", "MFU", BAND_HEADER]
 EXCLUDED_OPTIONAL = ["USD/GPU-h", "tier", "region"]
 ESTIMATE_OPTIONAL = ["fabric figures", "step (s)", "comm exposed", "GPUs", "verdict"]
 
@@ -1326,6 +1377,13 @@ def _print_records(
     """Records as a table of the ``spec``'s columns (header -> the value shown)."""
     rows = [[show(record) for show in spec.values()] for record in records]
     print_rows(list(spec), rows, OutputFormat.TABLE, title, notes, optional)
+
+
+def _band_notes(records: Sequence[dict[str, Any]]) -> list[str]:
+    """What the error band column says, once per band the shown rows have."""
+    from fabricscope.model.error_bands import notes
+
+    return [f"{BAND_HEADER}: {text}" for text in notes(records)]
 
 
 def _share(value: float | None) -> str:
@@ -1536,6 +1594,7 @@ def rank(
     elif serve:
         _print_records(SERVE_TABLE, records, title, notes, SERVE_OPTIONAL)
     else:
+        notes += _band_notes(records)
         _print_records(RANK_TABLE, records, title, notes, RANK_OPTIONAL)
 
 

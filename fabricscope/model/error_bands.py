@@ -70,10 +70,10 @@ class Residual:
 
 def describe(cell: Mapping[str, str | None]) -> str:
     """A cell in words: 'Hopper FP8 dense on Megatron', 'Hopper FP8, any model and stack',
-    'every held-out run'."""
+    'any GPU generation, precision, model and stack'."""
     named = {k: _NAMES[k].get(v, v) for k, v in cell.items() if v is not None}
     if not named:
-        return "every held-out run"
+        return "any GPU generation, precision, model and stack"
     what = " ".join(named[k] for k in ("generation", "precision", "architecture") if k in named)
     if "stack" in named:
         return f"{what} on {named['stack']}"
@@ -96,7 +96,6 @@ class ErrorBand:
     predictions: int  # held-out predictions of them (each run is held out twice)
     cell: Mapping[str, str | None]  # the cell used: KEYS, None where it spans every value
     asked: Mapping[str, str | None]  # the job's own cell (generation None: GPU not known)
-    gpu_model: str | None = None
 
     @property
     def label(self) -> str:
@@ -107,8 +106,7 @@ class ErrorBand:
         if dict(self.cell) == dict(self.asked):
             return used
         if self.asked["generation"] is None:
-            gpu = f"{self.gpu_model}: " if self.gpu_model else ""
-            return f"{used} ({gpu}GPU generation not known)"
+            return f"{used} (the GPU's generation is not known)"
         return f"{used} (fewer than {MIN_RUNS} held-out runs of {describe(self.asked)})"
 
     def short(self) -> str:
@@ -117,17 +115,72 @@ class ErrorBand:
 
     def sentence(self) -> str:
         """The band as a buyer reads it, with its percentile, bias and where it comes from."""
-        return (
-            f"typically within {self.short()} for {self.label} (the p{PERCENTILE} of "
-            f"{self.predictions} held-out predictions of {self.runs} published runs); "
-            f"{bias_words(self.bias_percent)}"
-        )
+        return sentence(self.percent, self.bias_percent, self.label, self.runs)
 
-    def factors(self) -> tuple[float | None, float]:
-        """What the estimate is multiplied by at the band's low and high end; the low end is
-        None where the band is 100% or more (it bounds the time from above only)."""
-        share = self.percent / 100.0
-        return (1.0 - share if share < 1.0 else None), 1.0 + share
+    def fields(self) -> dict[str, Any]:
+        """The band as a ranked row's or an estimate's fields (``FIELDS``)."""
+        return {
+            "error_band_pct": self.percent,
+            "error_bias_pct": self.bias_percent,
+            "error_band_runs": self.runs,
+            "error_band_cell": self.label,
+        }
+
+
+# a band's fields on a ranked row or an estimate: the band and bias in percent, the published
+# runs of the cell used and the cell in words (``ErrorBand.label``)
+FIELDS = ("error_band_pct", "error_bias_pct", "error_band_runs", "error_band_cell")
+# the time and the GPU time's cost at the band's ends, from the estimate's two fabric ends
+RANGE_FIELDS = (
+    "time_to_train_h_band_low",
+    "time_to_train_h_band_high",
+    "cost_usd_band_low",
+    "cost_usd_band_high",
+)
+
+
+def sentence(percent: float, bias_percent: float, label: str, runs: int) -> str:
+    """'typically within ±24% for Hopper FP8 dense on Megatron (the p90 of the held-out
+    errors on 22 published runs; at the median the model reads 16% too slow (...)'."""
+    return (
+        f"typically within {plus_minus(percent)} for {label}: the p{PERCENTILE} of the "
+        f"held-out errors on {runs} published runs; {bias_words(bias_percent)}"
+    )
+
+
+def ranges(
+    percent: Any, time_h: Any, time_low_h: Any, cost_usd: Any, cost_usd_low: Any
+) -> dict[str, np.ndarray]:
+    """``RANGE_FIELDS`` for numbers or arrays: the time (and GPU time's cost) at the worse
+    fabric end times (1 + band), at the better end times (1 - band); NaN at the low end where
+    the band is 100% or more, and wherever the band is unknown."""
+    share = np.asarray(percent, dtype=np.float64) / 100.0
+    low = np.where(share < 1.0, 1.0 - share, np.nan)
+    high = 1.0 + share
+
+    def scaled(value: Any, factor: np.ndarray) -> np.ndarray:
+        return np.asarray(value, dtype=np.float64) * factor
+
+    return {
+        "time_to_train_h_band_low": scaled(time_low_h, low),
+        "time_to_train_h_band_high": scaled(time_h, high),
+        "cost_usd_band_low": scaled(cost_usd_low, low),
+        "cost_usd_band_high": scaled(cost_usd, high),
+    }
+
+
+def notes(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One sentence per distinct band among ``rows`` (ranked rows or estimates with
+    ``FIELDS``), in their order: what a table's "±" column means for each GPU it shows."""
+    seen: dict[tuple[Any, ...], str] = {}
+    for row in rows:
+        percent, label = row.get("error_band_pct"), row.get("error_band_cell")
+        if percent is None or label is None or np.isnan(float(percent)):
+            continue
+        key = (percent, row["error_bias_pct"], label, row["error_band_runs"])
+        if key not in seen:
+            seen[key] = sentence(float(percent), float(key[1]), str(label), int(key[3]))
+    return list(seen.values())
 
 
 def plus_minus(percent: float) -> str:
@@ -217,9 +270,7 @@ class BandTable:
         self.min_runs = int(data["min_runs"])
         self.cells = {tuple(cell[k] for k in KEYS): cell for cell in data["cells"]}
 
-    def band(
-        self, asked: Mapping[str, str | None], gpu_model: str | None = None
-    ) -> ErrorBand | None:
+    def band(self, asked: Mapping[str, str | None]) -> ErrorBand | None:
         """The finest cell around ``asked`` (KEYS; generation None for a GPU of no known
         generation) with at least ``min_runs`` runs; every run's cell whatever it holds;
         None when the table holds no run at all."""
@@ -237,7 +288,6 @@ class BandTable:
                 predictions=int(cell["predictions"]),
                 cell={k: cell[k] for k in KEYS},
                 asked=dict(asked),
-                gpu_model=gpu_model,
             )
         return None
 
@@ -260,4 +310,4 @@ def job_cell(workload: Workload, generation: str | None) -> dict[str, str | None
 
 def band_for(gpu_model: str | None, workload: Workload) -> ErrorBand | None:
     """The band of ``workload`` trained on ``gpu_model`` (the stored table)."""
-    return stored().band(job_cell(workload, generation_of(gpu_model)), gpu_model)
+    return stored().band(job_cell(workload, generation_of(gpu_model)))

@@ -15,6 +15,10 @@ Honesty rules (docs/RANKING.md):
   node, so a job pays for ``ceil(N / 8) * 8`` GPUs there; each such reading is in ``notes``.
 - The model runs once per distinct hardware profile (GPU, count, node size, fabric,
   bandwidth, calibration), not once per offer; offers join their profile's results.
+- A training row carries the model's error held out for its kind of job (GPU generation,
+  precision, dense or MoE, stack: fabricscope/model/error_bands.py), the cell it comes from
+  and the time and GPU time's cost at its ends (``BAND_COLUMNS``): how far to trust the
+  estimate.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from fabricscope import frames
 from fabricscope.evidence import transparency
 from fabricscope.evidence.calibrate import ALL_REDUCE_SQL, all_reduce_by_provider
+from fabricscope.model import error_bands
 from fabricscope.model.serving import ServingWorkload
 from fabricscope.model.workload import Workload
 from fabricscope.rank import catalog
@@ -233,8 +238,9 @@ class RankResult:
 
     @property
     def columns(self) -> list[str]:
-        """A ranked row's columns, in order (the estimator's)."""
-        return list(self.estimator.columns)
+        """A ranked row's columns, in order (the estimator's, a training row's error band
+        after its cost)."""
+        return ranked_columns(self.estimator)
 
     def offer_records(self) -> list[dict[str, Any]]:
         return records(self.offers)
@@ -253,8 +259,49 @@ class RankResult:
         )
 
 
+# a ranked training row's error band (fabricscope/model/error_bands.py), set when ranked or
+# served from the stored ranking (not stored: it follows the shipped bands): the band and
+# bias in percent, the published runs behind it, its cell in words, and the time and GPU
+# time's cost at its ends
+BAND_COLUMNS = (*error_bands.FIELDS, *error_bands.RANGE_FIELDS)
+
+
+def ranked_columns(estimator: Estimator) -> list[str]:
+    """A ranked row's columns: the estimator's, and a training row's error band after its
+    cost."""
+    columns = list(estimator.columns)
+    if estimator.kind != TRAINING.kind:
+        return columns
+    after = columns.index("cost_usd_low") + 1
+    return [*columns[:after], *BAND_COLUMNS, *columns[after:]]
+
+
+def with_error_bands(frame: pd.DataFrame, workload: Workload) -> pd.DataFrame:
+    """``frame`` (ranked training rows) with ``BAND_COLUMNS``: one band per distinct GPU
+    model (it depends on the GPU's generation and the job alone), the ranges in columns."""
+    found = {
+        gpu: error_bands.band_for(gpu, workload) for gpu in frame["gpu_model"].dropna().unique()
+    }
+    fields = {
+        name: {gpu: band.fields()[name] for gpu, band in found.items() if band is not None}
+        for name in error_bands.FIELDS
+    }
+    out = frame.assign(**{name: frame["gpu_model"].map(fields[name]) for name in fields})
+    out["error_band_pct"] = out["error_band_pct"].astype(float)
+    out["error_bias_pct"] = out["error_bias_pct"].astype(float)
+    out["error_band_runs"] = out["error_band_runs"].astype("Int64")
+    spans = error_bands.ranges(
+        out["error_band_pct"],
+        out["time_to_train_h"],
+        out["time_to_train_h_low"],
+        out["cost_usd"],
+        out["cost_usd_low"],
+    )
+    return out.assign(**spans)
+
+
 # the columns of a ranked training row (a ranking's own: ``RankResult.columns``)
-RANKED_COLUMNS = list(TRAINING.columns)
+RANKED_COLUMNS = ranked_columns(TRAINING)
 EXCLUDED_COLUMNS = [
     "provider",
     "sold_by",
@@ -352,7 +399,7 @@ def rank_offers(
     """
     now = now or datetime.now(UTC)
     estimator = estimator or estimator_for(request.workload)
-    columns = list(estimator.columns)
+    columns = ranked_columns(estimator)
     specs = catalog.gpu_specs()
     snapshot_id = snapshot.snapshot_id if snapshot else None
     candidates: list[dict[str, Any]] = []
@@ -428,6 +475,8 @@ def rank_offers(
         scores = transparency_scores or {}
         frame["transparency_score"] = [scores.get(p) for p in frame["provider"]]
         frame["notes"] = ["; ".join(notes) or None for notes in frame["notes"]]
+        if estimator.kind == TRAINING.kind:
+            frame = with_error_bands(frame, request.workload)
         frame = frame.reindex(columns=columns)  # absent input columns stay NULL
         frame = as_stored_types(frame)
     excluded_frame = pd.concat(
@@ -1125,6 +1174,7 @@ def _providers(frame: pd.DataFrame, estimator: Estimator) -> pd.DataFrame:
         "fabric_estimated_as",
         "fabric_range",
         "transparency_score",
+        *(error_bands.FIELDS if estimator.kind == TRAINING.kind else ()),
     ]
     if frame.empty:
         return pd.DataFrame(columns=columns)

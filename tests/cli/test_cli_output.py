@@ -156,3 +156,39 @@ def test_the_table_names_the_offer_its_gpus_and_who_sells_it(fixture_warehouse):
     assert "left out" in narrow and "per node" not in narrow.split("left out", 1)[1]
     csv_head = rank(fixture_warehouse, "--format", "csv").stdout.splitlines()[0].split(",")
     assert {"instance_type", "offer_label", "sold_by", "sold_and_run_by"} <= set(csv_head)
+
+
+def test_every_training_time_and_cost_has_its_error_band_beside_it(fixture_warehouse, tmp_path):
+    offers = json.loads(rank(fixture_warehouse, "--format", "json").stdout)["offers"]
+    table = rank(fixture_warehouse, env=WIDE).stdout
+    assert "± (held out)" in table.splitlines()[1]
+    for offer in offers[:20]:
+        assert offer["error_band_pct"] > 0 and offer["error_band_runs"] >= 10
+        assert offer["time_to_train_h_band_high"] > offer["time_to_train_h"]
+        line = next(line for line in lines_holding(table, offer["provider"]))
+        assert f"±{offer['error_band_pct']:.0f}%" in table and line
+    # one note per band shown: its percentile, its cell and its runs, which way it errs
+    cells = {offer["error_band_cell"] for offer in offers[:20]}
+    for cell in cells:
+        assert f"for {cell}: the p90 of the held-out errors on" in " ".join(table.split())
+    csv_head = rank(fixture_warehouse, "--format", "csv").stdout.splitlines()[0].split(",")
+    assert {"error_band_pct", "error_bias_pct", "error_band_cell"} <= set(csv_head)
+    # an estimate on a GPU of no known generation gets every run's band, labelled so
+    hw = tmp_path / "hw.json"
+    profile = {
+        "gpu_count": 64,
+        "gpus_per_node": 8,
+        "fabric_class": "infiniband",
+        "fabric_gbps_per_gpu": 400,
+    }
+    hw.write_text(
+        json.dumps([{**profile, "gpu_model": gpu} for gpu in ("H100 SXM", "MI300X-OAM-192GB")])
+    )
+    args = ["estimate", "-w", "llama3-70b", "--hardware", str(hw)]
+    hopper, amd = json.loads(fabricscope(*args, "--format", "json").stdout)
+    assert hopper["error_band_cell"] == "Hopper BF16 dense on Megatron"
+    assert amd["error_band_cell"].endswith("(the GPU's generation is not known)")
+    assert amd["error_band_runs"] > hopper["error_band_runs"]
+    assert "cost_usd_band_low" not in hopper  # no price given: no cost, no cost band
+    text = " ".join(fabricscope(*args, env=WIDE).stdout.split())
+    assert f"±{hopper['error_band_pct']:.0f}%" in text and "generation is not known" in text

@@ -95,11 +95,13 @@ def test_an_unknown_generation_gets_every_runs_band_labelled_so(made):
     bands = BandTable(made)
     unknown = bands.band(
         {"generation": None, "precision": "bf16", "architecture": "dense", "stack": "fsdp"},
-        "MI300X-OAM-192GB",
     )
     assert unknown is not None and all(v is None for v in unknown.cell.values())
     assert unknown.runs == MIN_RUNS + 2 + 2 * MIN_RUNS
-    assert unknown.label == "every held-out run (MI300X-OAM-192GB: GPU generation not known)"
+    assert (
+        unknown.label
+        == "any GPU generation, precision, model and stack (the GPU's generation is not known)"
+    )
     # a known generation no run was held out on falls back the same way, and says why
     ada = bands.band(
         {"generation": "ada", "precision": "bf16", "architecture": "dense", "stack": "fsdp"}
@@ -115,18 +117,21 @@ def test_the_band_in_words_states_its_percentile_runs_and_bias(made):
     assert band is not None
     text = band.sentence()
     assert text.startswith(f"typically within ±{band.percent:.0f}% for Hopper FP8 dense on")
-    assert f"p{PERCENTILE} of {2 * MIN_RUNS} held-out predictions of {MIN_RUNS}" in text
+    assert f": the p{PERCENTILE} of the held-out errors on {MIN_RUNS} published runs;" in text
     assert "too slow (the job likelier takes less time)" in text  # the bias is negative
     assert band_text(band.percent, band.label, band.runs) == (
         f"±{band.percent:.0f}% (Hopper FP8 dense on Megatron, {MIN_RUNS} runs held out)"
     )
     assert band_text(float("nan"), None, None) == "unknown"
-    low, high = band.factors()
-    assert low == pytest.approx(1 - band.percent / 100) and high == pytest.approx(
-        1 + band.percent / 100
-    )
-    wide = error_bands.ErrorBand(140.0, 50.0, 57, 114, band.cell, band.asked)
-    assert wide.factors() == (None, pytest.approx(2.4))  # no lower bound from a band >= 100%
+    made_ranges = error_bands.ranges(band.percent, 100.0, 80.0, 1000.0, 800.0)
+    assert made_ranges["time_to_train_h_band_high"] == pytest.approx(100 + band.percent)
+    assert made_ranges["cost_usd_band_low"] == pytest.approx(800 * (1 - band.percent / 100))
+    wide = error_bands.ranges([140.0, float("nan")], 10.0, 8.0, 100.0, 80.0)
+    assert np.isnan(wide["time_to_train_h_band_low"]).all()  # no lower bound from >= 100%
+    assert wide["time_to_train_h_band_high"][0] == pytest.approx(24.0)
+    assert np.isnan(wide["cost_usd_band_high"][1])  # no band, no range
+    rows = [band.fields(), band.fields(), {"error_band_pct": float("nan")}]
+    assert error_bands.notes(rows) == [band.sentence()]
 
 
 def test_describe_names_the_keys_a_cell_spans():
@@ -136,7 +141,7 @@ def test_describe_names_the_keys_a_cell_spans():
     )
     assert (
         describe({"generation": None, "precision": None, "architecture": None, "stack": None})
-        == "every held-out run"
+        == "any GPU generation, precision, model and stack"
     )
 
 
@@ -158,5 +163,5 @@ def test_the_stored_bands_cover_the_presets_on_every_generation():
     llama = band_for("H100-SXM-80GB", preset("llama3-70b"))
     assert llama is not None and llama.cell["generation"] == "hopper"
     assert band_for("MI300X-OAM-192GB", preset("llama3-70b")).label.endswith(  # type: ignore[union-attr]
-        "(MI300X-OAM-192GB: GPU generation not known)"
+        "(the GPU's generation is not known)"
     )

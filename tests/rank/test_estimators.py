@@ -26,7 +26,7 @@ from fabricscope.rank.estimators import (
     Estimator,
     estimator_for,
 )
-from fabricscope.rank.ranking import RANKED_COLUMNS, RankRequest, rank_offers
+from fabricscope.rank.ranking import BAND_COLUMNS, RANKED_COLUMNS, RankRequest, rank_offers
 from tests.rank.test_ranking import request, synthetic_offer
 
 
@@ -111,7 +111,10 @@ def test_a_training_workload_finds_the_training_estimator_and_its_columns():
     job = preset("llama3-70b")
     assert job.kind == "training" and "kind" not in job.model_dump()
     assert estimator_for(job) is TRAINING
-    assert list(TRAINING.columns) == RANKED_COLUMNS
+    # the estimator's columns, and the error band the ranking adds after the cost
+    assert [c for c in RANKED_COLUMNS if c not in BAND_COLUMNS] == list(TRAINING.columns)
+    after = RANKED_COLUMNS.index("cost_usd_low") + 1
+    assert tuple(RANKED_COLUMNS[after : after + len(BAND_COLUMNS)]) == BAND_COLUMNS
     result = rank_offers(
         pd.DataFrame([synthetic_offer("ib", "infiniband", 2.5)]), request("llama3-70b", "64")
     )

@@ -1,0 +1,89 @@
+"""A ranked training row carries the model's held-out error for its kind of job
+(fabricscope/rank/ranking.py with_error_bands, fabricscope/model/error_bands.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fabricscope.model.error_bands import band_for
+from fabricscope.model.workloads import load_serving_workload, preset
+from fabricscope.rank.ranking import BAND_COLUMNS, RankRequest, rank_offers
+from tests.rank.test_ranking import request, synthetic_offer
+
+
+def test_each_row_carries_its_gpus_band_and_the_time_and_cost_at_its_ends():
+    offers = pd.DataFrame(
+        [
+            synthetic_offer("ib", "infiniband", 2.50),
+            synthetic_offer("open", None, 2.10),  # fabric unknown: a range of times
+            synthetic_offer(
+                "amd", "infiniband", 2.00, gpu_model="MI300X-OAM-192GB", gpu_name="MI300X"
+            ),
+            synthetic_offer(
+                "old", "infiniband", 1.50, gpu_model="A100-SXM-80GB", gpu_name="A100 80GB"
+            ),
+        ]
+    )
+    result = rank_offers(offers, request("llama3-70b", "64"))
+    rows = result.offers.set_index("provider")
+    assert set(rows.index) == {"ib", "open", "amd", "old"}
+    assert set(BAND_COLUMNS) <= set(result.columns) and list(result.offers.columns) == (
+        result.columns
+    )
+    job = preset("llama3-70b")
+    for provider, gpu in (
+        ("ib", "H100-SXM-80GB"),
+        ("amd", "MI300X-OAM-192GB"),
+        ("old", "A100-SXM-80GB"),
+    ):
+        band = band_for(gpu, job)
+        assert band is not None
+        row = rows.loc[provider]
+        assert (row["error_band_pct"], row["error_bias_pct"]) == (band.percent, band.bias_percent)
+        assert (row["error_band_runs"], row["error_band_cell"]) == (band.runs, band.label)
+    assert rows.loc["ib", "error_band_cell"].startswith("Hopper BF16 dense")
+    assert rows.loc["old", "error_band_cell"] == "Ampere BF16 dense on Megatron"
+    # a GPU of no known generation: every run's band, said so
+    assert rows.loc["amd", "error_band_cell"] == (
+        "any GPU generation, precision, model and stack (the GPU's generation is not known)"
+    )
+    # the band widens the fabric's range: the worse end up, the better end down
+    open_row = rows.loc["open"]
+    share = open_row["error_band_pct"] / 100
+    assert open_row["time_to_train_h_low"] < open_row["time_to_train_h"]
+    assert open_row["time_to_train_h_band_high"] == pytest.approx(
+        open_row["time_to_train_h"] * (1 + share)
+    )
+    assert open_row["time_to_train_h_band_low"] == pytest.approx(
+        open_row["time_to_train_h_low"] * (1 - share)
+    )
+    assert open_row["cost_usd_band_low"] == pytest.approx(open_row["cost_usd_low"] * (1 - share))
+    assert open_row["cost_usd_band_high"] == pytest.approx(open_row["cost_usd"] * (1 + share))
+    # and the providers' table says each best offer's band
+    providers = result.providers.set_index("provider")
+    assert providers.loc["old", "error_band_pct"] == rows.loc["old", "error_band_pct"]
+
+
+def test_a_band_of_100_percent_or_more_bounds_the_time_from_above_only():
+    # DeepSeek-V3 (MoE, FP8) on Hopper: the held-out MoE FP8 rows err by more than 100%
+    offers = pd.DataFrame([synthetic_offer("ib", "infiniband", 2.50)])
+    result = rank_offers(offers, request("deepseek-v3", "2048"))
+    band = band_for("H100-SXM-80GB", preset("deepseek-v3"))
+    assert band is not None and band.percent >= 100
+    if result.offers.empty:
+        pytest.skip("DeepSeek-V3 has no plan on these offers")
+    row = result.offers.iloc[0]
+    assert np.isnan(row["time_to_train_h_band_low"]) and np.isnan(row["cost_usd_band_low"])
+    assert row["time_to_train_h_band_high"] > 2 * row["time_to_train_h"]
+
+
+def test_a_serving_ranking_has_no_training_band():
+    job = load_serving_workload("llama3-8b-chat")
+    result = rank_offers(
+        pd.DataFrame([synthetic_offer("ib", "infiniband", 2.50)]),
+        RankRequest(workload=job, gpu_counts=(8,)),
+    )
+    assert not set(BAND_COLUMNS) & set(result.columns)
+    assert not set(BAND_COLUMNS) & set(result.offers.columns)
