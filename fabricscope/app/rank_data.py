@@ -19,6 +19,7 @@ import streamlit as st
 
 from fabricscope.app.components import as_of, serve_stored, snapshot_or_setup
 from fabricscope.app.shortlist_files import Downloads, downloads
+from fabricscope.model import error_bands
 from fabricscope.model.scaling import FAILURE_PART
 from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
 from fabricscope.procurement import shortlist as shortlisting
@@ -226,6 +227,30 @@ def time_text(row: Mapping[str, Any]) -> str:
     return _same_on_any_fabric(duration(row["time_to_train_h"], row["time_to_train_h_low"]), row)
 
 
+def error_band_text(row: Mapping[str, Any]) -> str:
+    """The model's held-out error for the row's GPU and job, and the cell it comes from:
+    '±16% (Hopper BF16 dense on Megatron, 11 runs held out)'."""
+    return error_bands.band_text(
+        row.get("error_band_pct"), row.get("error_band_cell"), row.get("error_band_runs")
+    )
+
+
+def time_band_text(row: Mapping[str, Any]) -> str:
+    """The time to train at the error band's ends (from the better fabric end less the band
+    to the worse end plus it); 'up to' where the band has no lower end."""
+    high, low = row.get("time_to_train_h_band_high"), row.get("time_to_train_h_band_low")
+    if high is None or _missing(high):
+        return "unknown"
+    if low is None or _missing(low):
+        return f"up to {duration(high)}"
+    return duration(high, low)
+
+
+def error_band_notes(offers: pd.DataFrame) -> list[str]:
+    """What each error band among ``offers`` means, once per band."""
+    return error_bands.notes(offers.to_dict("records"))
+
+
 def cost_text(row: Mapping[str, Any]) -> str:
     """The whole cost (fabricscope/rank/costs.py) as a range; "+ ?" when a part is unpriced."""
     text = usd(row["total_cost_usd"], row["total_cost_usd_low"])
@@ -294,6 +319,8 @@ def offers_table(offers: pd.DataFrame, starred: Iterable[str] = ()) -> pd.DataFr
             "price_from": [price_from(r) for r in rows],
             "time_to_train": [time_text(r) for r in rows],
             "cost": [cost_text(r) for r in rows],
+            "error_band": [error_band_text(r) for r in rows],
+            "time_band": [time_band_text(r) for r in rows],
             "cost_parts": [cost_parts_text(r) for r in rows],
             "cost_basis": offers["cost_basis"],
             "verdict": offers["verdict"],
@@ -383,7 +410,10 @@ def providers_table(providers: pd.DataFrame, serving: bool = False) -> pd.DataFr
     time = (
         {"tpot": [tpot_text(r) for r in rows]}
         if serving
-        else {"time_to_train": [time_text(r) for r in rows]}
+        else {
+            "time_to_train": [time_text(r) for r in rows],
+            "error_band": [error_band_text(r) for r in rows],
+        }
     )
     return pd.DataFrame(
         {

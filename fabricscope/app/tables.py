@@ -15,6 +15,13 @@ def link(label: str) -> Any:
     return cc.LinkColumn(label, display_text=SITE)
 
 
+# what a training row's error band is (fabricscope/model/error_bands.py)
+ERROR_BAND_HELP = (
+    "How far the model was off on published runs it was not fitted for (each held out by its "
+    "GPU generation and by its software stack): 9 in 10 within this, for the kind of job "
+    "named (GPU generation, precision, dense or MoE, stack; a coarser kind where fewer than "
+    "10 runs were held out). The time and the GPU time's cost move by as much"
+)
 RANKED_COLUMN_CONFIG: dict[str, Any] = {
     "starred": cc.CheckboxColumn("★", help="Starred for the shortlist", width="small"),
     "rank": cc.NumberColumn("rank", width="small"),
@@ -40,6 +47,15 @@ RANKED_COLUMN_CONFIG: dict[str, Any] = {
         help="GPUs billed (a reserved term in full), storage and egress at the provider's "
         "stated prices or yours; a range where the fabric is unknown; '+ ?' where a part is "
         "priced by nobody",
+    ),
+    "error_band": cc.TextColumn(
+        "error band (held out)",
+        help=ERROR_BAND_HELP,
+    ),
+    "time_band": cc.TextColumn(
+        "time to train, with the error band",
+        help="From the better fabric end less the error band to the worse end plus it; 'up "
+        "to' where the band is 100% or more",
     ),
     "cost_parts": cc.TextColumn("where the cost goes", help="At the worse end"),
     "cost_basis": cc.TextColumn(
@@ -157,6 +173,7 @@ PROVIDER_COLUMNS: dict[str, Any] = {
     "sold_and_run_by": RANKED_COLUMN_CONFIG["sold_and_run_by"],
     "best_offer_id": cc.TextColumn("best offer id"),
     "time_to_train": cc.TextColumn("time to train"),
+    "error_band": RANKED_COLUMN_CONFIG["error_band"],
     "tpot": cc.TextColumn("TPOT (ms)", help=TPOT_HELP),
     "transparency_score": RANKED_COLUMN_CONFIG["transparency_score"],
 }

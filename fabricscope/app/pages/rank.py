@@ -16,6 +16,7 @@ from fabricscope.app.components import (
 )
 from fabricscope.app.rank_data import (
     counts_tried,
+    error_band_notes,
     offers_table,
     providers_table,
     rank_inputs,
@@ -138,6 +139,17 @@ else:
             "the worse end. Prices and fabric facts link to their source, with the date "
             "observed."
         )
+        bands = error_band_notes(offers)
+        if bands:
+            st.caption(
+                "  \n".join(
+                    [
+                        "How far to trust the time and cost (the error band column: the model "
+                        "held out on published runs, docs/MODEL.md):",
+                        *(f"- {note[0].upper()}{note[1:]}." for note in bands),
+                    ]
+                )
+            )
     st.subheader("Providers")
     st.dataframe(
         providers_table(result.providers, serving=view.serving),
