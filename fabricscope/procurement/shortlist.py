@@ -36,6 +36,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from fabricscope.evidence import transparency
+from fabricscope.model import error_bands
 from fabricscope.model.scaling import FAILURE_PART, ModelConstants
 from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
 from fabricscope.model.serving import ServingConstants
@@ -340,7 +341,10 @@ def side_by_side(shortlist: Shortlist) -> pd.DataFrame:
                     f"({row['layout']})",
                 }
                 if serving
-                else {"Time to train": _days(row) + " days"}
+                else {
+                    "Time to train": _days(row) + " days",
+                    "Error band (held out)": _band(row),
+                }
             ),
             "Whole cost": _money(row["total_cost_usd"], row["total_cost_usd_low"])
             + ("" if unknown is None or pd.isna(unknown) else " + ?"),
@@ -469,6 +473,15 @@ COLUMNS: dict[str, Column] = {
     "support_usd": Column("Support (USD)", USD),
     "costs_unknown": Column("Costs nobody prices"),
     "cost_basis": Column("How the cost is made"),
+    # the training model's error held out (fabricscope/model/error_bands.py)
+    "error_band_pct": Column("Error band, held out (± %, p90)", ONE_DECIMAL),
+    "error_bias_pct": Column("Error bias, held out (%, + reads too fast)", ONE_DECIMAL),
+    "error_band_runs": Column("Published runs behind the error band", COUNT),
+    "error_band_cell": Column("Error band from"),
+    "time_to_train_h_band_low": _in_days("Time to train, error band's low end (days)"),
+    "time_to_train_h_band_high": _in_days("Time to train, error band's high end (days)"),
+    "cost_usd_band_low": Column("GPU time, error band's low end (USD)", USD),
+    "cost_usd_band_high": Column("GPU time, error band's high end (USD)", USD),
     "usd_per_million_tokens": Column("Cost per million tokens (USD)", USD_TENTHS_OF_CENTS),
     "mfu": Column("MFU", PERCENT),
     "verdict": Column("Verdict"),
@@ -575,6 +588,7 @@ OFFER_HEAD = (
 SHORTLIST_COLUMNS = (
     *OFFER_HEAD,
     "time_to_train_h",
+    "error_band_pct",
     "total_cost_usd",
     "costs_unknown",
     "cost_usd",
@@ -674,6 +688,54 @@ def _usd(row: pd.Series) -> str:
     text = f"${high:,.0f}" if round(high) == round(low) else f"${low:,.0f}-${high:,.0f}"
     unknown = row.get("costs_unknown")
     return text if unknown is None or pd.isna(unknown) else f"{text} + ?"
+
+
+def _band(row: pd.Series, short: bool = False) -> str:
+    """A training row's error band: '±16%' (``short``), or with the runs it comes from."""
+    percent = row.get("error_band_pct")
+    if percent is None or pd.isna(percent):
+        return "unknown"
+    if short:
+        return error_bands.plus_minus(float(percent))
+    return error_bands.band_text(percent, row["error_band_cell"], row["error_band_runs"])
+
+
+def _band_lines(rows: pd.DataFrame) -> list[str]:
+    """How far to trust the shortlist's times and costs: each error band among its rows in
+    words, and the days and GPU time at the band's ends per offer."""
+    bands = error_bands.notes(rows.to_dict("records"))
+    if not bands:
+        return []
+    lines = [
+        "",
+        "## How far to trust the times and costs",
+        "",
+        "The model's error on published runs of the same kind of job that it was not fitted "
+        "for (each held out by its GPU generation and by its software stack; docs/MODEL.md, "
+        '"Error band"). The "± (held out)" column above is:',
+        "",
+        *(f"- {note[0].upper()}{note[1:]}." for note in bands),
+        "",
+        "With the band, from each offer's better fabric end less it to its worse end plus it "
+        "(the GPU time only: storage, egress and support do not move with it):",
+        "",
+    ]
+    for _, row in rows.iterrows():
+        low, high = row.get("time_to_train_h_band_low"), row.get("time_to_train_h_band_high")
+        if high is None or pd.isna(high):
+            continue
+        cost_low, cost_high = row.get("cost_usd_band_low"), row["cost_usd_band_high"]
+        days = f"up to {high / 24:,.1f}" if pd.isna(low) else f"{low / 24:,.1f}-{high / 24:,.1f}"
+        cost = (
+            f"up to ${cost_high:,.0f}"
+            if cost_low is None or pd.isna(cost_low)
+            else f"${cost_low:,.0f}-${cost_high:,.0f}"
+        )
+        lines.append(
+            f"- {_md(row['provider'])} `{_md(row['instance_type'])}`: {days} days, GPU time "
+            f"{cost} ({_band(row, short=True)}, {_md(row['error_band_cell'])})."
+        )
+    return lines
 
 
 def _curve_lines(shortlist: Shortlist) -> list[str]:
@@ -911,8 +973,8 @@ def _serving_workload_lines(job: Any) -> list[str]:
 
 TRAINING_TABLE_HEAD = [
     "| rank | provider | GPU | GPUs per node | offer | who you pay | GPUs | days | cost "
-    "| $/M tokens | MFU | verdict | fabric | transparency | price age |",
-    "|---:|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---|---:|---|",
+    "| ± (held out) | $/M tokens | MFU | verdict | fabric | transparency | price age |",
+    "|---:|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|",
 ]
 SERVING_TABLE_HEAD = [
     "| rank | provider | GPU | GPUs per node | offer | who you pay | GPUs | $/M output | "
@@ -969,8 +1031,8 @@ def memo(shortlist: Shortlist) -> str:
             f"{_per_million(row['usd_per_million_input_tokens'])} | {_ms(row)} | "
             f"{row['ttft_ms']:,.0f} | {row['capacity_requests_per_s']:,.1f} | {_usd(row)}"
             if serving
-            else f"{_days(row)} | {_usd(row)} | {row['usd_per_million_tokens']:,.3f} | "
-            f"{row['mfu']:.0%}"
+            else f"{_days(row)} | {_usd(row)} | {_band(row, short=True)} | "
+            f"{row['usd_per_million_tokens']:,.3f} | {row['mfu']:.0%}"
         )
         lines.append(
             f"| {row['rank']} | {_md(row['provider'])} | {_md(ranking.gpu_name(row['gpu_model']))} "
@@ -989,6 +1051,7 @@ def memo(shortlist: Shortlist) -> str:
             + "; ".join(_md(p) for p in old_prices)
             + ". Ask each provider for a current quote before deciding.",
         ]
+    lines += [] if serving else _band_lines(rows)
     lines += _cost_lines(rows, serving)
     lines += _curve_lines(shortlist)
     lines += _serving_verdict_lines(shortlist) if serving else _training_verdict_lines(shortlist)
