@@ -1613,11 +1613,12 @@ WHAT_IF_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "cost (USD)": lambda r: (
         None if _missing(r["cost_change_usd"]) else f"{r['cost_change_usd']:+,.0f}"
     ),
+    BAND_HEADER: _band,
     "comm now": lambda r: _percent(r["comm_fraction_exposed"]),
     "comm": lambda r: _percent(r["comm_fraction_exposed_what_if"]),
     "verdict": lambda r: r["verdict_what_if"],
 }
-WHAT_IF_OPTIONAL = ["fabric now", "verdict", "comm now", "days now", "GPUs"]
+WHAT_IF_OPTIONAL = ["fabric now", "verdict", "comm now", "days now", "GPUs", BAND_HEADER]
 # says which columns are the what-if's
 WHAT_IF_LEGEND = (
     "Gb/s/GPU, days, comm (exposed communication) and verdict: with the what-if fabric; time "
@@ -1655,7 +1656,7 @@ def _print_what_if(
         f"{base.request.workload.name} on {gpus} GPUs: today's fabric and {fabric} (what if), "
         f"{len(changes)} offers"
     )
-    notes = [WHAT_IF_LEGEND, rule]
+    notes = [WHAT_IF_LEGEND, rule, *_band_notes(records)]
     if len(records) < len(changes):
         notes.append(f"showing {len(records)} of {len(changes)} offers: --top 0 shows all")
     _print_records(WHAT_IF_TABLE, records, title, notes, WHAT_IF_OPTIONAL)

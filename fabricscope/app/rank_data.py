@@ -475,6 +475,7 @@ def what_if_table(base: RankResult, other: RankResult) -> pd.DataFrame:
                 if ranked
                 else None,
                 "cost_change_usd": row["cost_change_usd"],
+                "error_band": error_band_text(row),
                 "comm_now": row["comm_fraction_exposed"],
                 "comm_what_if": row["comm_fraction_exposed_what_if"],
                 "verdict_what_if": row["verdict_what_if"],

@@ -186,6 +186,7 @@ WHAT_IF_COLUMNS: dict[str, Any] = {
     "fabric_what_if": cc.TextColumn("costed at (what if)"),
     "time_change": cc.NumberColumn("time change", format="percent"),
     "cost_change_usd": cc.NumberColumn("cost change (USD)", format="dollar"),
+    "error_band": RANKED_COLUMN_CONFIG["error_band"],
     "comm_now": cc.NumberColumn("exposed comm now", format="percent"),
     "comm_what_if": cc.NumberColumn("exposed comm (what if)", format="percent"),
     "verdict_what_if": cc.TextColumn("verdict (what if)"),

@@ -1206,6 +1206,8 @@ WHAT_IF_COLUMNS = [
     "cost_usd_what_if",
     "cost_usd_low_what_if",
     "cost_change_usd",
+    # the model's error held out: the same on either fabric (it depends on GPU and job only)
+    *error_bands.FIELDS,
     "comm_fraction_exposed",
     "comm_fraction_exposed_what_if",
     "verdict",

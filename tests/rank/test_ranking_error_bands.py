@@ -9,7 +9,7 @@ import pytest
 
 from fabricscope.model.error_bands import band_for
 from fabricscope.model.workloads import load_serving_workload, preset
-from fabricscope.rank.ranking import BAND_COLUMNS, RankRequest, rank_offers
+from fabricscope.rank.ranking import BAND_COLUMNS, RankRequest, rank_offers, what_if_changes
 from tests.rank.test_ranking import request, synthetic_offer
 
 
@@ -61,9 +61,11 @@ def test_each_row_carries_its_gpus_band_and_the_time_and_cost_at_its_ends():
     )
     assert open_row["cost_usd_band_low"] == pytest.approx(open_row["cost_usd_low"] * (1 - share))
     assert open_row["cost_usd_band_high"] == pytest.approx(open_row["cost_usd"] * (1 + share))
-    # and the providers' table says each best offer's band
+    # and the providers' table says each best offer's band, the what-if the same band
     providers = result.providers.set_index("provider")
     assert providers.loc["old", "error_band_pct"] == rows.loc["old", "error_band_pct"]
+    changes = what_if_changes(result, result.what_if("ethernet")).set_index("provider")
+    assert list(changes["error_band_cell"]) == list(rows.loc[changes.index, "error_band_cell"])
 
 
 def test_a_band_of_100_percent_or_more_bounds_the_time_from_above_only():
