@@ -279,17 +279,22 @@ def ranked_columns(estimator: Estimator) -> list[str]:
 def with_error_bands(frame: pd.DataFrame, workload: Workload) -> pd.DataFrame:
     """``frame`` (ranked training rows) with ``BAND_COLUMNS``: one band per distinct GPU
     model (it depends on the GPU's generation and the job alone), the ranges in columns."""
-    found = {
-        gpu: error_bands.band_for(gpu, workload) for gpu in frame["gpu_model"].dropna().unique()
-    }
-    fields = {
-        name: {gpu: band.fields()[name] for gpu, band in found.items() if band is not None}
-        for name in error_bands.FIELDS
-    }
-    out = frame.assign(**{name: frame["gpu_model"].map(fields[name]) for name in fields})
-    out["error_band_pct"] = out["error_band_pct"].astype(float)
-    out["error_bias_pct"] = out["error_bias_pct"].astype(float)
-    out["error_band_runs"] = out["error_band_runs"].astype("Int64")
+    # one band per distinct GPU model, then each row takes its model's (a NULL model's code
+    # is -1: no band); taken as typed arrays, not mapped row by row
+    codes, gpus = pd.factorize(frame["gpu_model"])
+    bands = [error_bands.band_for(gpu, workload) for gpu in gpus]
+    fields = [band.fields() if band is not None else {} for band in bands]
+
+    def column(name: str, dtype: str) -> Any:
+        values = pd.array([f.get(name) for f in fields], dtype=dtype)
+        return values.take(codes, allow_fill=True)
+
+    out = frame.assign(
+        error_band_pct=column("error_band_pct", "Float64").to_numpy(np.float64, na_value=np.nan),
+        error_bias_pct=column("error_bias_pct", "Float64").to_numpy(np.float64, na_value=np.nan),
+        error_band_runs=column("error_band_runs", "Int64"),
+        error_band_cell=_categories([f.get("error_band_cell") for f in fields], codes),
+    )
     spans = error_bands.ranges(
         out["error_band_pct"],
         out["time_to_train_h"],
@@ -298,6 +303,13 @@ def with_error_bands(frame: pd.DataFrame, workload: Workload) -> pd.DataFrame:
         out["cost_usd_low"],
     )
     return out.assign(**spans)
+
+
+def _categories(labels: Sequence[str | None], codes: np.ndarray) -> pd.Categorical:
+    """Each row's label (``labels`` by ``codes``, -1 for none) as a categorical: a few
+    distinct texts over many rows, taken without copying a string per row."""
+    label_codes, names = pd.factorize(pd.Series(labels, dtype=object))
+    return pd.Categorical.from_codes(np.append(label_codes, -1)[codes], categories=names)
 
 
 # the columns of a ranked training row (a ranking's own: ``RankResult.columns``)
