@@ -97,7 +97,8 @@ class ModelConstants:
         TORCHTITAN_FP8_FACTOR, "measured", "torchtitan FP8 over BF16 (TORCHTITAN_FP8_FACTOR)"
     )
     # achieved share of HBM bandwidth in streaming kernels (prior: STREAM-like copies reach
-    # 80-90% of the datasheet figure); used for unfused attention's score traffic
+    # 80-90% of the datasheet figure); used for unfused attention's score traffic and MoE's
+    # token shuffles (_moe_permutation)
     hbm_efficiency: float = _constant(
         0.8, "prior", "STREAM-like copies reach 80-90% of the datasheet bandwidth"
     )
@@ -519,24 +520,44 @@ def _recompute_label(mode: int, share: float) -> str:
     return RECOMPUTE_MODES[mode].value
 
 
+def _mlp_gemms(workload: Workload, ffn: float, t: Array | float, share: float) -> list[Any]:
+    """An MLP's two GEMMs as (K, N, FLOP weight) on one tensor-parallel rank: K = h,
+    N = f / t (twice f when gated), then K = f / t, N = h; ``share`` of the layer's tokens
+    pass through it (a MoE layer's routed experts: top-k of them)."""
+    h = float(workload.hidden_size)
+    up = 2.0 * ffn if workload.gated_mlp else ffn
+    return [(h, up / t, share * h * up), (ffn / t, h, share * ffn * h)]
+
+
 def _gemm_width(workload: Workload, t: Array) -> Array:
     """The layer's GEMMs' effective width on one tensor-parallel rank.
 
     A GEMM of (tokens x K) by (K x N) with many tokens does about K N / (K + N) FLOPs per
     element it moves, so that is its width; the layer's is the FLOP-weighted mean over
     QKV (K = h, N = (q + 2 kv) / t), the output projection (K = q / t, N = h) and the MLP
-    (K = h, N = f / t, twice f when gated; then K = f / t, N = h). Tensor parallelism
-    narrows one side of each GEMM, not both.
+    (:func:`_mlp_gemms`). Tensor parallelism narrows one side of each GEMM, not both.
+
+    A MoE layer's MLP is its experts, each ``expert_ffn_size`` wide: the routed ones run
+    unsplit (expert TP 1, as DeepSeek-V3 and Megatron-Core's MoE recipes run them) on the
+    top-k of the tokens each, the shared ones on every token at TP; the dense layers of a
+    model whose MoE layers are a share of them keep the dense MLP. A fine-grained expert
+    (Qwen3-30B-A3B's 768 wide, DeepSeek-V3's 2,048) moves far more bytes per FLOP than the
+    dense MLP its ``ffn_size`` describes.
     """
-    h, kv, f = float(workload.hidden_size), float(workload.kv_dim), float(workload.ffn)
+    h, kv = float(workload.hidden_size), float(workload.kv_dim)
     q = float(workload.q_dim)
-    up = 2.0 * f if workload.gated_mlp else f
-    gemms = (
-        (h, (q + 2.0 * kv) / t, h * (q + 2.0 * kv)),
-        (q / t, h, q * h),
-        (h, up / t, h * up),
-        (f / t, h, f * h),
-    )
+    gemms = [(h, (q + 2.0 * kv) / t, h * (q + 2.0 * kv)), (q / t, h, q * h)]
+    moe = workload.moe
+    if moe is None:
+        gemms += _mlp_gemms(workload, float(workload.ffn), t, 1.0)
+    else:
+        expert = float(moe.expert_ffn_size or workload.ffn)
+        share = moe.moe_layer_fraction
+        gemms += _mlp_gemms(workload, expert, 1.0, moe.top_k * share)
+        if moe.shared_experts:
+            gemms += _mlp_gemms(workload, expert, t, moe.shared_experts * share)
+        if share < 1.0:
+            gemms += _mlp_gemms(workload, float(workload.ffn), t, 1.0 - share)
     total = sum(weight for _, _, weight in gemms)
     return sum(weight * k * n / (k + n) for k, n, weight in gemms) / total
 
@@ -832,8 +853,38 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
         scores_per_gpu = (workload.layers / g.p) * g.m * g.b * (workload.heads / t) * float(s) * s
         traffic = scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
         compute, attention = compute + traffic, attention + traffic
+    compute = compute + _moe_permutation(workload, g, c)
     # uneven pipeline stages: every stage waits on the heaviest
     return _Compute(time=compute * g.imbalance, attention=attention * g.imbalance)
+
+
+# BF16 activations: Megatron-Core's dispatcher permutes the layer's hidden states as they are;
+# an FP8 recipe quantises them inside the experts' grouped GEMM, after the permutation
+PERMUTED_BYTES = 2.0
+
+
+def _moe_permutation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
+    """The token shuffles of every MoE layer, seconds per step (memory-bound, at
+    ``hbm_efficiency`` of HBM bandwidth). Megatron-Core's all-to-all dispatcher
+    (megatron/core/transformer/moe/token_dispatcher.py @0014f13713bf) permutes each token's
+    activations into one copy per routed expert before the all-to-all (written once: top-k
+    copies of h elements), sorts what arrives by local expert when a rank holds more than
+    one (read and written), and after the experts undoes both (read and written, then read
+    once and summed back into one token): ``2 + 2/k`` passes of ``k·h`` elements per token,
+    ``4`` more with the sort, forward; the backward moves the gradients through the same
+    shuffles, and a full recompute repeats the forward's. Per GPU, each micro-batch's
+    ``b·s/(t·cp)`` tokens."""
+    moe = workload.moe
+    if moe is None:
+        return np.zeros_like(g.t * g.col["gpu_count"])
+    ep = np.minimum(float(moe.expert_parallel or moe.experts), g.dp * g.cp * g.t)
+    sort = np.where(moe.experts / ep > 1, 4.0, 0.0)
+    forward = 2.0 + 2.0 / moe.top_k + sort
+    passes = forward * (1.0 + g.share) + forward
+    tokens = g.b * workload.seq_len / (g.t * g.cp)
+    moe_layers = round(workload.layers * moe.moe_layer_fraction)
+    elements = (g.m * moe_layers / g.p) * passes * tokens * moe.top_k * workload.hidden_size
+    return elements * PERMUTED_BYTES / (g.col["hbm_bytes_per_s"] * c.hbm_efficiency)
 
 
 def _tp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:

@@ -1,0 +1,131 @@
+"""A MoE layer as it runs: its experts' GEMM width and its token shuffles (issue 37 item 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabricscope.model.scaling import (
+    PERMUTED_BYTES,
+    LayoutGrid,
+    ModelConstants,
+    _gemm_width,
+    _grid,
+    _moe_permutation,
+    estimate,
+)
+from fabricscope.model.workload import Recompute, Workload
+from fabricscope.rank.catalog import profiles
+
+
+def moe_job(**moe: object) -> Workload:
+    """Four MoE layers, h = q = kv = 1024, 8 experts of 512 (gated), top-2, EP 4."""
+    return Workload.model_validate(
+        {
+            "name": "moe known answer",
+            "layers": 4,
+            "hidden_size": 1024,
+            "heads": 8,
+            "ffn_size": 4096,
+            "gated_mlp": True,
+            "seq_len": 2048,
+            "vocab_size": 32000,
+            "global_batch_size": 8,
+            "micro_batch_size": 1,
+            "tokens": 1e9,
+            "moe": {"experts": 8, "top_k": 2, "expert_ffn_size": 512, "expert_parallel": 4} | moe,
+        }
+    )
+
+
+def eight_h100():
+    return profiles(
+        [
+            {
+                "gpu_model": "H100-SXM-80GB",
+                "gpu_count": 8,
+                "gpus_per_node": 8,
+                "fabric_class": "infiniband",
+                "fabric_gbps_per_gpu": 400,
+            }
+        ]
+    )
+
+
+def width(gemms: list[tuple[float, float, float]]) -> float:
+    return sum(w * k * n / (k + n) for k, n, w in gemms) / sum(w for _, _, w in gemms)
+
+
+def test_routed_experts_run_at_their_own_width_unsplit_by_tensor_parallelism():
+    job = moe_job()
+    h, e = 1024.0, 512.0
+    for t in (1.0, 2.0):
+        expected = width(
+            [
+                (h, 3 * h / t, 3 * h * h),  # QKV
+                (h / t, h, h * h),  # output projection
+                (h, 2 * e, 2 * h * 2 * e),  # two routed experts' gated up-projections
+                (e, h, 2 * e * h),  # and their down-projections
+            ]
+        )
+        assert _gemm_width(job, np.array([t]))[0] == pytest.approx(expected)
+    # the dense MLP its ffn_size describes would read far wider than the 512-wide experts
+    dense = job.model_copy(update={"moe": None})
+    assert _gemm_width(job, np.array([1.0]))[0] < 0.8 * _gemm_width(dense, np.array([1.0]))[0]
+
+
+def test_shared_experts_split_by_tensor_parallelism_and_dense_layers_keep_the_dense_mlp():
+    job = moe_job(shared_experts=1, moe_layer_fraction=0.5)
+    h, e, f, t = 1024.0, 512.0, 4096.0, 2.0
+    expected = width(
+        [
+            (h, 3 * h / t, 3 * h * h),
+            (h / t, h, h * h),
+            (h, 2 * e, 2 * 0.5 * h * 2 * e),  # routed: top-2 on half the layers, unsplit
+            (e, h, 2 * 0.5 * e * h),
+            (h, 2 * e / t, 0.5 * h * 2 * e),  # shared: every token, at TP
+            (e / t, h, 0.5 * e * h),
+            (h, 2 * f / t, 0.5 * h * 2 * f),  # the other half: dense layers
+            (f / t, h, 0.5 * f * h),
+        ]
+    )
+    assert _gemm_width(job, np.array([t]))[0] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("moe", "recompute", "passes"),
+    [
+        # two local experts per rank: permute (1 + 1/k), sort (2), unsort (2), unpermute
+        # (1 + 1/k) = 7 forward, 7 backward
+        ({}, Recompute.NONE, 14.0),
+        # one expert per rank (EP 8): nothing to sort, 3 + 3
+        ({"expert_parallel": 8}, Recompute.NONE, 6.0),
+        # full recompute repeats the forward's shuffles: 3 x 2 + 3
+        ({"expert_parallel": 8}, Recompute.FULL, 9.0),
+    ],
+)
+def test_token_shuffles_move_top_k_copies_of_every_token_through_hbm(moe, recompute, passes):
+    job = moe_job(**moe)
+    hw = eight_h100()
+    c = ModelConstants()
+    layout = LayoutGrid.partial(job, 1, 1, 1, recompute, 1)
+    g = _grid(job, hw, layout, c)
+    # 8 sequences on 8 data-parallel ranks: one micro-batch of 2,048 tokens, 4 MoE layers
+    elements = 4 * passes * 2048 * 2 * 1024
+    expected = elements * PERMUTED_BYTES / (hw.hbm_bytes_per_s[0] * c.hbm_efficiency)
+    assert _moe_permutation(job, g, c)[0, 0] == pytest.approx(expected)
+
+
+def test_token_shuffles_are_part_of_the_compute_term_and_none_for_a_dense_model():
+    job = moe_job()
+    hw = eight_h100()
+    c = ModelConstants()
+    layout = LayoutGrid.partial(job, 1, 1, 1, Recompute.NONE, 1)
+    dense = job.model_copy(update={"moe": None})
+    assert np.all(_moe_permutation(dense, _grid(dense, hw, layout, c), c) == 0.0)
+    shuffles = _moe_permutation(job, _grid(job, hw, layout, c), c)[0, 0]
+    # memory-bound: the shuffles take the same time at any HBM efficiency over it
+    slow = ModelConstants(hbm_efficiency=c.hbm_efficiency / 2)
+    with_shuffles = estimate(job, hw, layout, c).compute_s[0]
+    slower = estimate(job, hw, layout, slow).compute_s[0]
+    assert slower - with_shuffles == pytest.approx(shuffles)
