@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bench import bench_model, model_docs
 from fabricscope.accuracy.validation import BLIND_END, BLIND_START, HELD_OUT_START
 
@@ -95,8 +97,15 @@ def test_the_bench_prints_the_blocks_it_writes_into_model_md(monkeypatch, tmp_pa
         model_docs.Block(start, end, moved if start == HELD_OUT_START else today[start])
         for start, end in model_docs.MARKERS
     ]
-    monkeypatch.setattr(model_docs, "blocks", lambda _report: generated)
+    asked: list[Path | None] = []
+
+    def blocks(_report: object, bands_file: Path | None = None) -> list[model_docs.Block]:
+        asked.append(bands_file)  # the stand-in writes no bands
+        return generated
+
+    monkeypatch.setattr(model_docs, "blocks", blocks)
     printed = _blocks("\n".join(bench_model._accuracy(lambda _message: None)))
+    assert asked == [model_docs.BANDS_FILE], "the bench writes the error bands from its fits"
     written = _blocks(docs.read_text(encoding="utf-8"))
     assert printed == written == {block.start: block.text for block in generated}
     assert written[HELD_OUT_START] != today[HELD_OUT_START]
