@@ -18,7 +18,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
+import pandas as pd
 
+from fabricscope.model import error_bands
 from fabricscope.model.scaling import FAILURE_PART, estimate
 from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
 from fabricscope.model.workload import Workload
@@ -107,6 +109,15 @@ class Estimator(Protocol):
     # time to train; serving: the service's hours)
     hours: ClassVar[str]
     hours_low: ClassVar[str]
+    # columns a ranked row gains after its cost that are not stored with a materialised
+    # ranking (they follow shipped data, set again when it is served: ``annotate``), and of
+    # them the ones the providers' table shows
+    annotations: ClassVar[tuple[str, ...]]
+    provider_annotations: ClassVar[tuple[str, ...]]
+
+    def annotate(self, frame: pd.DataFrame, workload: Any) -> pd.DataFrame:
+        """``frame`` (ranked rows, fresh or stored) with ``annotations`` set."""
+        ...
 
     def results(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
         """One result per profile (vectorised: one model call for all of them); each has
@@ -175,6 +186,43 @@ class TrainingEstimator:
     time_low: ClassVar[str] = "time_to_train_h_low"
     hours: ClassVar[str] = "time_to_train_h"
     hours_low: ClassVar[str] = "time_to_train_h_low"
+    # the model's error held out for the kind of job (fabricscope/model/error_bands.py): the
+    # band and bias in percent, the published runs behind it, its cell in words, and the time
+    # and GPU time's cost at its ends; not stored: it follows the shipped bands
+    annotations: ClassVar[tuple[str, ...]] = (*error_bands.FIELDS, *error_bands.RANGE_FIELDS)
+    provider_annotations: ClassVar[tuple[str, ...]] = error_bands.FIELDS
+
+    def annotate(self, frame: pd.DataFrame, workload: Any) -> pd.DataFrame:
+        """``frame`` with the error band: one band per distinct GPU model (it depends on the
+        GPU's generation and the job alone), each row taking its model's as typed arrays, not
+        mapped row by row (a NULL model's code is -1: no band)."""
+        codes, gpus = pd.factorize(frame["gpu_model"])
+        bands = [error_bands.band_for(gpu, workload) for gpu in gpus]
+        fields = [band.fields() if band is not None else {} for band in bands]
+
+        def column(name: str, dtype: str) -> Any:
+            values = pd.array([f.get(name) for f in fields], dtype=dtype)
+            return values.take(codes, allow_fill=True)
+
+        out = frame.assign(
+            error_band_pct=column("error_band_pct", "Float64").to_numpy(
+                np.float64, na_value=np.nan
+            ),
+            error_bias_pct=column("error_bias_pct", "Float64").to_numpy(
+                np.float64, na_value=np.nan
+            ),
+            error_band_runs=column("error_band_runs", "Int64"),
+            error_band_cell=_categories([f.get("error_band_cell") for f in fields], codes),
+        )
+        spans = error_bands.ranges(
+            out["error_band_pct"],
+            out["time_to_train_h"],
+            out["time_to_train_h_low"],
+            out["cost_usd"],
+            out["cost_usd_low"],
+        )
+        return out.assign(**spans)
+
     # the model outputs carried onto each row (at the slower end)
     outputs: ClassVar[tuple[str, ...]] = (
         "time_to_train_h",
@@ -262,6 +310,13 @@ class TrainingEstimator:
 TRAINING = TrainingEstimator()
 
 
+def _categories(labels: Sequence[str | None], codes: np.ndarray) -> pd.Categorical:
+    """Each row's label (``labels`` by ``codes``, -1 for none) as a categorical: a few
+    distinct texts over many rows, taken without copying a string per row."""
+    label_codes, names = pd.factorize(pd.Series(labels, dtype=object))
+    return pd.Categorical.from_codes(np.append(label_codes, -1)[codes], categories=names)
+
+
 # ---- serving
 
 
@@ -305,6 +360,12 @@ class ServingEstimator:
     time_low: ClassVar[str] = "tpot_ms_low"
     hours: ClassVar[str] = "service_hours"
     hours_low: ClassVar[str] = "service_hours"
+    # no error band yet: the serving model's held-out errors are not stored per cell
+    annotations: ClassVar[tuple[str, ...]] = ()
+    provider_annotations: ClassVar[tuple[str, ...]] = ()
+
+    def annotate(self, frame: pd.DataFrame, workload: Any) -> pd.DataFrame:
+        return frame
 
     def results(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
         from fabricscope.model.serving import estimate_serving

@@ -42,7 +42,6 @@ from fabricscope.rank.ranking import (
     rank,
     ranked_columns,
     read_inputs,
-    with_error_bands,
 )
 from fabricscope.warehouse import reads
 from fabricscope.warehouse.db import SnapshotInfo, read_connection
@@ -210,10 +209,8 @@ def materialised_result(
     now = now or datetime.now(UTC)
     estimator = estimator_for(request.workload)
     offers = as_stored_types(rows.reindex(columns=list(estimator.columns)))
-    if request.workload.kind == "training":  # its error band follows the shipped bands
-        offers = with_error_bands(offers, request.workload).reindex(
-            columns=ranked_columns(estimator)
-        )
+    # what is not stored (a training row's error band) follows the shipped data
+    offers = estimator.annotate(offers, request.workload).reindex(columns=ranked_columns(estimator))
     offers["snapshot_id"] = snapshot_id
     offers["data_age_days"] = [_age_days(now, seen) for seen in offers["price_observed_at"]]
     offers["multi_node"] = [None if pd.isna(v) else bool(v) for v in offers["multi_node"]]

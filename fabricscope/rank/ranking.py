@@ -259,57 +259,16 @@ class RankResult:
         )
 
 
-# a ranked training row's error band (fabricscope/model/error_bands.py), set when ranked or
-# served from the stored ranking (not stored: it follows the shipped bands): the band and
-# bias in percent, the published runs behind it, its cell in words, and the time and GPU
-# time's cost at its ends
-BAND_COLUMNS = (*error_bands.FIELDS, *error_bands.RANGE_FIELDS)
+# a ranked training row's error band (TrainingEstimator.annotations)
+BAND_COLUMNS = TRAINING.annotations
 
 
 def ranked_columns(estimator: Estimator) -> list[str]:
-    """A ranked row's columns: the estimator's, and a training row's error band after its
-    cost."""
+    """A ranked row's columns: the estimator's, and its annotations (a training row's error
+    band) after its cost."""
     columns = list(estimator.columns)
-    if estimator.kind != TRAINING.kind:
-        return columns
     after = columns.index("cost_usd_low") + 1
-    return [*columns[:after], *BAND_COLUMNS, *columns[after:]]
-
-
-def with_error_bands(frame: pd.DataFrame, workload: Workload) -> pd.DataFrame:
-    """``frame`` (ranked training rows) with ``BAND_COLUMNS``: one band per distinct GPU
-    model (it depends on the GPU's generation and the job alone), the ranges in columns."""
-    # one band per distinct GPU model, then each row takes its model's (a NULL model's code
-    # is -1: no band); taken as typed arrays, not mapped row by row
-    codes, gpus = pd.factorize(frame["gpu_model"])
-    bands = [error_bands.band_for(gpu, workload) for gpu in gpus]
-    fields = [band.fields() if band is not None else {} for band in bands]
-
-    def column(name: str, dtype: str) -> Any:
-        values = pd.array([f.get(name) for f in fields], dtype=dtype)
-        return values.take(codes, allow_fill=True)
-
-    out = frame.assign(
-        error_band_pct=column("error_band_pct", "Float64").to_numpy(np.float64, na_value=np.nan),
-        error_bias_pct=column("error_bias_pct", "Float64").to_numpy(np.float64, na_value=np.nan),
-        error_band_runs=column("error_band_runs", "Int64"),
-        error_band_cell=_categories([f.get("error_band_cell") for f in fields], codes),
-    )
-    spans = error_bands.ranges(
-        out["error_band_pct"],
-        out["time_to_train_h"],
-        out["time_to_train_h_low"],
-        out["cost_usd"],
-        out["cost_usd_low"],
-    )
-    return out.assign(**spans)
-
-
-def _categories(labels: Sequence[str | None], codes: np.ndarray) -> pd.Categorical:
-    """Each row's label (``labels`` by ``codes``, -1 for none) as a categorical: a few
-    distinct texts over many rows, taken without copying a string per row."""
-    label_codes, names = pd.factorize(pd.Series(labels, dtype=object))
-    return pd.Categorical.from_codes(np.append(label_codes, -1)[codes], categories=names)
+    return [*columns[:after], *estimator.annotations, *columns[after:]]
 
 
 # the columns of a ranked training row (a ranking's own: ``RankResult.columns``)
@@ -487,8 +446,7 @@ def rank_offers(
         scores = transparency_scores or {}
         frame["transparency_score"] = [scores.get(p) for p in frame["provider"]]
         frame["notes"] = ["; ".join(notes) or None for notes in frame["notes"]]
-        if estimator.kind == TRAINING.kind:
-            frame = with_error_bands(frame, request.workload)
+        frame = estimator.annotate(frame, request.workload)
         frame = frame.reindex(columns=columns)  # absent input columns stay NULL
         frame = as_stored_types(frame)
     excluded_frame = pd.concat(
@@ -1186,7 +1144,7 @@ def _providers(frame: pd.DataFrame, estimator: Estimator) -> pd.DataFrame:
         "fabric_estimated_as",
         "fabric_range",
         "transparency_score",
-        *(error_bands.FIELDS if estimator.kind == TRAINING.kind else ()),
+        *estimator.provider_annotations,
     ]
     if frame.empty:
         return pd.DataFrame(columns=columns)

@@ -57,6 +57,11 @@ class BatchEstimator:
     time_low: ClassVar[str] = "hours_low"
     hours: ClassVar[str] = "hours"
     hours_low: ClassVar[str] = "hours_low"
+    annotations: ClassVar[tuple[str, ...]] = ()
+    provider_annotations: ClassVar[tuple[str, ...]] = ()
+
+    def annotate(self, frame: Any, workload: Any) -> Any:
+        return frame
 
     def results(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
         out = []

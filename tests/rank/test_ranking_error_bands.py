@@ -1,5 +1,5 @@
 """A ranked training row carries the model's held-out error for its kind of job
-(fabricscope/rank/ranking.py with_error_bands, fabricscope/model/error_bands.py)."""
+(TrainingEstimator.annotate, fabricscope/model/error_bands.py)."""
 
 from __future__ import annotations
 
