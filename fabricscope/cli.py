@@ -1514,8 +1514,6 @@ def rank(
         raise UserError(
             "--serve has no deadline: give latency targets (--ttft-ms, --tpot-ms)", code=2
         )
-    if serve and what_if_fabric is not None:
-        raise UserError("--what-if-fabric: for a training ranking (not with --serve yet)", code=2)
     request = _rank_request(
         workload,
         gpus,
@@ -1599,17 +1597,30 @@ def rank(
 
 
 # Today's fabric beside the what-if, per ranked offer (ranking.what_if_changes)
+def _costed_at(row: dict[str, Any]) -> str | None:
+    """The Gb/s per GPU an offer is costed at with the what-if fabric, or why it is not ranked."""
+    gbps = row["fabric_gbps_what_if"]
+    return row["what_if_note"] if _missing(gbps) else f"{gbps:,g}"
+
+
+def _tokens(value: float | None, other_end: float | None) -> str | None:
+    """Output tokens/s per GPU, whole; a range, smaller end first, where the fabric is unknown
+    (the better fabric's end may serve fewer, at a tighter batch)."""
+    ends = [v for v in (value, other_end) if not _missing(v)]
+    return _span(max(ends), min(ends), 0) if ends else None
+
+
+def _change(value: float | None) -> str | None:
+    return None if _missing(value) else f"{value:+.0%}"
+
+
 WHAT_IF_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     **OFFER_HEAD,
     "fabric now": lambda r: r["fabric_now"],
-    "Gb/s/GPU": lambda r: (
-        r["what_if_note"]
-        if _missing(r["fabric_gbps_what_if"])
-        else f"{r['fabric_gbps_what_if']:,g}"
-    ),
+    "Gb/s/GPU": _costed_at,
     "days now": lambda r: _days(r["time_to_train_h"], r["time_to_train_h_low"]),
     "days": lambda r: _days(r["time_to_train_h_what_if"], r["time_to_train_h_low_what_if"]),
-    "time": lambda r: None if _missing(r["time_change"]) else f"{r['time_change']:+.0%}",
+    "time": lambda r: _change(r["time_change"]),
     "cost (USD)": lambda r: (
         None if _missing(r["cost_change_usd"]) else f"{r['cost_change_usd']:+,.0f}"
     ),
@@ -1624,6 +1635,45 @@ WHAT_IF_LEGEND = (
     "Gb/s/GPU, days, comm (exposed communication) and verdict: with the what-if fabric; time "
     "and cost (USD): the change from today's fabric, at the worse ends"
 )
+# a served model's (rank --serve --what-if-fabric): output tokens/s per GPU and USD per
+# million output tokens today and with the other fabric, and the change in each
+SERVE_WHAT_IF_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    **OFFER_HEAD,
+    "fabric now": lambda r: r["fabric_now"],
+    "Gb/s/GPU": _costed_at,
+    "GPUs then": lambda r: r["gpus_what_if"],
+    "tok/s/GPU now": lambda r: _tokens(r["tokens_per_s_per_gpu"], r["tokens_per_s_per_gpu_low"]),
+    "tok/s/GPU": lambda r: _tokens(
+        r["tokens_per_s_per_gpu_what_if"], r["tokens_per_s_per_gpu_low_what_if"]
+    ),
+    "tok/s": lambda r: _change(r["tokens_change"]),
+    "USD/M out now": lambda r: _per_million(r["usd_per_million_output_tokens"]),
+    "USD/M out": lambda r: _per_million(r["usd_per_million_output_tokens_what_if"]),
+    "USD/M": lambda r: _change(r["usd_per_million_change"]),
+    "TPOT (ms)": lambda r: _ms(r["tpot_ms_what_if"], r["tpot_ms_low_what_if"]),
+    "fabric share": lambda r: _percent(r["fabric_share_what_if"]),
+    "verdict": lambda r: r["verdict_what_if"],
+}
+SERVE_WHAT_IF_OPTIONAL = [
+    "fabric now",
+    "GPUs then",
+    "tok/s/GPU now",
+    "USD/M out now",
+    "TPOT (ms)",
+    "fabric share",
+    "GPUs",
+    "verdict",
+]
+SERVE_WHAT_IF_LEGEND = (
+    "Gb/s/GPU, GPUs then (rented), tok/s/GPU (output tokens per second per GPU), USD/M out, "
+    "TPOT, fabric share (of a decode step, or of the TTFT for a KV cache handed over) and "
+    "verdict: with the what-if fabric; tok/s and USD/M: the change from today's fabric"
+)
+# each kind of workload's what-if table: its columns, those left out first, its legend
+WHAT_IF_TABLES: dict[str, tuple[dict[str, Callable[[dict[str, Any]], Any]], list[str], str]] = {
+    "training": (WHAT_IF_TABLE, WHAT_IF_OPTIONAL, WHAT_IF_LEGEND),
+    "serving": (SERVE_WHAT_IF_TABLE, SERVE_WHAT_IF_OPTIONAL, SERVE_WHAT_IF_LEGEND),
+}
 
 
 def _print_what_if(
@@ -1633,10 +1683,11 @@ def _print_what_if(
     from fabricscope.rank import ranking
 
     fabric = other.request.fabric_override or ""
+    kind = base.estimator.kind
     changes = ranking.what_if_changes(base, other)
     shown = (TABLE_TOP if fmt is OutputFormat.TABLE else 0) if top is None else top
     records = ranking.records(changes.head(shown) if shown else changes)
-    rule = ranking.what_if_rule(fabric)
+    rule = ranking.what_if_rule(fabric, kind=kind)
     if fmt is OutputFormat.JSON:
         payload = {
             "workload": base.request.workload.name,
@@ -1649,17 +1700,20 @@ def _print_what_if(
         sys.stdout.write(json.dumps(payload, indent=2, default=_jsonable) + "\n")
         return
     if fmt is OutputFormat.CSV:
-        columns = list(ranking.WHAT_IF_COLUMNS)
+        columns = list(changes.columns)
         print_rows(columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt)
         return
     title = (
-        f"{base.request.workload.name} on {gpus} GPUs: today's fabric and {fabric} (what if), "
-        f"{len(changes)} offers"
+        f"{base.request.workload.name} on {gpus or SERVE_GPUS} GPUs: today's fabric and "
+        f"{fabric} (what if), {len(changes)} offers"
     )
-    notes = [WHAT_IF_LEGEND, rule, *_band_notes(records)]
+    table, optional, legend = WHAT_IF_TABLES[kind]
+    notes = [ranking.what_if_summary(changes, fabric, kind), legend, rule, *_band_notes(records)]
+    if kind == "serving":
+        notes.insert(0, _serve_note(base.request.workload))
     if len(records) < len(changes):
         notes.append(f"showing {len(records)} of {len(changes)} offers: --top 0 shows all")
-    _print_records(WHAT_IF_TABLE, records, title, notes, WHAT_IF_OPTIONAL)
+    _print_records(table, records, title, notes, optional)
 
 
 def _deadline_hours(days: float | None, hours: float | None) -> float | None:

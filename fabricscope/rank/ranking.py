@@ -27,7 +27,7 @@ import csv
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
@@ -1186,45 +1186,161 @@ WHAT_IF_COLUMNS = [
     "instance_type",
     "offer_key",
 ]
+# the same for a served model: output tokens/s per GPU and USD per million output tokens at
+# both fabrics, the GPUs rented (a slower fabric may need more to carry the load), the TPOT,
+# the fabric's share of a decode step (or of the TTFT, for a KV cache handed over the fabric),
+# the replica's layout and the verdict
+SERVING_WHAT_IF_COLUMNS = [
+    "rank",
+    "provider",
+    "sold_by",
+    "offer_label",
+    "gpu_model",
+    "gpus_per_node",
+    "gpus",
+    "gpus_what_if",
+    "fabric_now",
+    "fabric_what_if",
+    "fabric_gbps_what_if",
+    "tokens_per_s_per_gpu",
+    "tokens_per_s_per_gpu_low",
+    "tokens_per_s_per_gpu_what_if",
+    "tokens_per_s_per_gpu_low_what_if",
+    "tokens_change",
+    "usd_per_million_output_tokens",
+    "usd_per_million_output_tokens_what_if",
+    "usd_per_million_change",
+    "tpot_ms",
+    "tpot_ms_low",
+    "tpot_ms_what_if",
+    "tpot_ms_low_what_if",
+    "fabric_share",
+    "fabric_share_what_if",
+    "layout",
+    "layout_what_if",
+    "verdict",
+    "verdict_what_if",
+    "what_if_note",
+    "instance_type",
+    "offer_key",
+]
+
+
+def _ratio_change(now: Any, then: Any) -> float | None:
+    """``then`` over ``now``, less one (+0.25: a quarter more); None where either is unknown."""
+    if _missing(now) or _missing(then) or not now:
+        return None
+    return float(then) / float(now) - 1
+
+
+# the what-if's own columns of the fabric each offer is costed at
+_WHAT_IF_FABRIC = ("fabric_what_if", "fabric_gbps_what_if")
+
+
+@dataclass(frozen=True)
+class WhatIfView:
+    """What a what-if compares for one kind of workload: its ``columns``, in which a ranked
+    row's field ``name`` stands as it is and, as ``name_what_if``, with the other fabric
+    (``compared``); the changes computed from the row now and with the other fabric; and
+    what does not change, in words (the closing of ``what_if_rule``)."""
+
+    columns: tuple[str, ...]
+    # column -> its value from (the row now, the row with the other fabric)
+    changes: Mapping[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Any]]
+    unchanged: str
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        """The ranked row's fields shown with the other fabric too."""
+        return tuple(
+            name.removesuffix("_what_if")
+            for name in self.columns
+            if name.endswith("_what_if") and name not in _WHAT_IF_FABRIC
+        )
+
+
+WHAT_IF_VIEWS: dict[str, WhatIfView] = {
+    "training": WhatIfView(
+        tuple(WHAT_IF_COLUMNS),
+        {
+            "time_change": lambda now, then: _ratio_change(
+                now["time_to_train_h"], then["time_to_train_h"]
+            ),
+            "cost_change_usd": lambda now, then: then["cost_usd"] - now["cost_usd"],
+        },
+        "One-node jobs do not change. Changes compare the worse ends.",
+    ),
+    "serving": WhatIfView(
+        tuple(SERVING_WHAT_IF_COLUMNS),
+        {
+            "tokens_change": lambda now, then: _ratio_change(
+                now["tokens_per_s_per_gpu"], then["tokens_per_s_per_gpu"]
+            ),
+            "usd_per_million_change": lambda now, then: _ratio_change(
+                now["usd_per_million_output_tokens"], then["usd_per_million_output_tokens"]
+            ),
+        },
+        "A replica inside one node does not change (its verdict: the fabric does not "
+        "matter); several replicas never talk to each other. Changes compare the ends the "
+        "offers are ranked at (the slower time per output token).",
+    ),
+}
 
 
 def what_if_changes(base: RankResult, other: RankResult) -> pd.DataFrame:
     """Each offer ranked in ``base``, as it is and as ``other`` (``base.what_if(fabric)``)
-    estimates it: the fabric each is costed at (class and Gb/s per GPU), time and cost at
-    both, the change at the worse ends, the exposed communication's share of the step, and
-    why an offer is not ranked with the other fabric. One function, so that the app, the
-    CLI and the memo say the same thing."""
+    estimates it: the fabric each is costed at (class and Gb/s per GPU), the workload kind's
+    measures at both (``WHAT_IF_VIEWS``: a training job's time, cost and exposed
+    communication; a served model's tokens/s per GPU, USD per million output tokens, TPOT and
+    the fabric's share), the change, and why an offer is not ranked with the other fabric.
+    One function, so that the app, the CLI and the memo say the same thing."""
+    view = WHAT_IF_VIEWS[base.estimator.kind]
     alternative = other.offers.set_index("offer_key")
     reasons = dict(zip(other.excluded["offer_key"], other.excluded["reason"], strict=False))
     rows = []
     for row in frames.records(base.offers):
         key = row["offer_key"]
-        entry = {name: row.get(name) for name in WHAT_IF_COLUMNS}
+        entry = {name: row.get(name) for name in view.columns}
         entry["fabric_now"] = row["fabric_estimated_as"]
         if key in alternative.index:
             changed = alternative.loc[key]
             entry |= {
                 "fabric_what_if": changed["fabric_estimated_as"],
                 "fabric_gbps_what_if": changed["fabric_gbps_costed"],
-                "time_to_train_h_what_if": changed["time_to_train_h"],
-                "time_to_train_h_low_what_if": changed["time_to_train_h_low"],
-                "time_change": changed["time_to_train_h"] / row["time_to_train_h"] - 1,
-                "cost_usd_what_if": changed["cost_usd"],
-                "cost_usd_low_what_if": changed["cost_usd_low"],
-                "cost_change_usd": changed["cost_usd"] - row["cost_usd"],
-                "comm_fraction_exposed_what_if": changed["comm_fraction_exposed"],
-                "verdict_what_if": changed["verdict"],
+                **{f"{name}_what_if": changed[name] for name in view.compared},
+                **{name: change(row, changed) for name, change in view.changes.items()},
                 "what_if_note": None,
             }
         else:
             entry["what_if_note"] = reasons.get(key, "not ranked with this fabric")
         rows.append(entry)
-    return pd.DataFrame(rows, columns=WHAT_IF_COLUMNS)
+    frame = pd.DataFrame(rows, columns=list(view.columns))
+    for name in view.compared:  # a count stays a whole number where an offer is not ranked
+        if pd.api.types.is_integer_dtype(base.offers[name]):
+            frame[f"{name}_what_if"] = frame[f"{name}_what_if"].astype("Int64")
+    return frame
 
 
-def what_if_rule(fabric_class: str, closing: bool = True) -> str:
+def what_if_summary(changes: pd.DataFrame, fabric_class: str, kind: str = "training") -> str:
+    """How many offers of a ``kind`` ranking the other fabric changes (``what_if_changes``),
+    in one sentence (the CLI and the app): those it leaves as they are (a one-node job, a
+    replica inside one node, an offer already on that fabric) are counted, not read row by
+    row."""
+    moved = changes[list(WHAT_IF_VIEWS[kind].changes)].astype(float)
+    ranked = changes["what_if_note"].isna()
+    same = ranked & (moved.fillna(0.0) == 0.0).all(axis=1)
+    left_out = int((~ranked).sum())
+    text = (
+        f"{int((ranked & ~same).sum()):,} of {len(changes):,} offers change with "
+        f"{fabric_class}; {int(same.sum()):,} read the same on it"
+    )
+    return text + (f"; {left_out:,} are not ranked with it" if left_out else "") + "."
+
+
+def what_if_rule(fabric_class: str, closing: bool = True, kind: str = "training") -> str:
     """How a what-if costs each offer's fabric, in words (the app, the CLI and the memo);
-    ``closing`` adds what does not change and what the change compares."""
+    ``closing`` adds what does not change for a workload of ``kind`` and what the change
+    compares."""
     gbps = WHAT_IF_GBPS_PER_NODE.get(fabric_class)
     per_node = f"{gbps:,.0f} Gb/s per node" if gbps else "no stated figure"
     return (
@@ -1232,7 +1348,7 @@ def what_if_rule(fabric_class: str, closing: bool = True) -> str:
         f"{per_node} (what that class carries where providers document it), shared by the "
         f"node's GPUs; an offer that already states {fabric_class} with its bandwidth keeps "
         "its own figure."
-    ) + (" One-node jobs do not change. Changes compare the worse ends." if closing else "")
+    ) + (f" {WHAT_IF_VIEWS[kind].unchanged}" if closing else "")
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
