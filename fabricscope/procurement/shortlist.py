@@ -45,6 +45,13 @@ from fabricscope.rank import curves as curving
 from fabricscope.rank import ranking
 
 SENSITIVITY_CLASSES = ("infiniband", "ethernet")
+# what the fabric sensitivity holds on each fabric besides the ranking's time and GPU cost:
+# for a served model, what its what-if compares (ranking.WHAT_IF_VIEWS): output tokens/s per
+# GPU and USD per million output tokens
+SENSITIVITY_EXTRAS: dict[str, tuple[str, ...]] = {
+    "training": (),
+    "serving": ("tokens_per_s_per_gpu", "usd_per_million_output_tokens"),
+}
 
 
 # the memo flags a price its source observed longer ago than this
@@ -139,11 +146,12 @@ def _sensitivity(result: ranking.RankResult, rows: pd.DataFrame) -> pd.DataFrame
     frame = rows[["offer_key", "provider", "offer_label", "instance_type", "gpus", "nodes"]].copy()
     if result.catalog.empty:
         return frame
-    time = result.estimator.time  # hours to train, or a served model's ms per output token
+    # hours to train, or a served model's ms per output token; the GPUs' cost; the extras
+    measures = (result.estimator.time, "cost_usd", *SENSITIVITY_EXTRAS[result.estimator.kind])
     for fabric in SENSITIVITY_CLASSES:
         other = result.what_if(fabric).offers.set_index("offer_key")
-        frame[f"{time}_{fabric}"] = [other[time].get(key) for key in frame["offer_key"]]
-        frame[f"cost_usd_{fabric}"] = [other["cost_usd"].get(key) for key in frame["offer_key"]]
+        for name in measures:
+            frame[f"{name}_{fabric}"] = [other[name].get(key) for key in frame["offer_key"]]
     return frame
 
 
@@ -551,6 +559,16 @@ COLUMNS: dict[str, Column] = {
         f"tpot_ms_{fabric}": Column(f"Time per output token on {name} (ms)", ONE_DECIMAL)
         for fabric, name in FABRIC_NAMES.items()
     },
+    **{
+        f"tokens_per_s_per_gpu_{fabric}": Column(f"Output tokens/s per GPU on {name}", COUNT)
+        for fabric, name in FABRIC_NAMES.items()
+    },
+    **{
+        f"usd_per_million_output_tokens_{fabric}": Column(
+            f"Per million output tokens on {name} (USD)", USD_TENTHS_OF_CENTS
+        )
+        for fabric, name in FABRIC_NAMES.items()
+    },
     # the assumptions, transparency and RFI sheets
     "kind": Column("Kind"),
     "name": Column("Name"),
@@ -885,23 +903,33 @@ def _serving_verdict_lines(shortlist: Shortlist) -> list[str]:
         "",
         "## What the fabric is worth for this service",
         "",
-        "The same offers estimated as if on InfiniBand and on plain Ethernet (TCP). A replica "
-        "inside one node never touches the inter-node fabric: its latency and cost are the "
-        "same on both. Only a model too large for one node (pipeline stages across nodes) "
-        "reads the fabric once per stage per token.",
+        "The same offers estimated as if on InfiniBand and on plain Ethernet (TCP), as "
+        "`fabricscope rank --serve --what-if-fabric` and the app's what-if do. "
+        + " ".join(ranking.what_if_rule(f, closing=False) for f in SENSITIVITY_CLASSES)
+        + " A replica inside one node never touches the inter-node fabric: what it serves and "
+        "costs is the same on both. Only a replica that spans nodes (pipeline stages, a MoE "
+        "model's experts, or prefill and decode apart) reads it; a slower fabric may need more "
+        "GPUs to carry the load, which the price per token includes.",
         "",
-        "| provider | offer | TPOT on InfiniBand (ms) | TPOT on Ethernet (ms) "
-        "| Ethernet slower by |",
-        "|---|---|---:|---:|---:|",
+        "| provider | offer | output tokens/s per GPU on InfiniBand | on Ethernet "
+        "| $/M output on InfiniBand | on Ethernet | TPOT on InfiniBand (ms) | on Ethernet |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for _, row in shortlist.sensitivity.iterrows():
         offer = f"{_md(row['offer_label'])} (`{_md(row['instance_type'])}`)"
-        ib, eth = row.get("tpot_ms_infiniband"), row.get("tpot_ms_ethernet")
-        if ib is None or eth is None or pd.isna(ib) or pd.isna(eth):
-            lines.append(f"| {_md(row['provider'])} | {offer} | n/a | n/a | n/a |")
+        cells = [
+            row.get(f"{name}_{fabric}")
+            for name in ("tokens_per_s_per_gpu", "usd_per_million_output_tokens", "tpot_ms")
+            for fabric in SENSITIVITY_CLASSES
+        ]
+        if any(value is None or pd.isna(value) for value in cells):
+            lines.append(f"| {_md(row['provider'])} | {offer} |" + " n/a |" * len(cells))
             continue
+        ib_tokens, eth_tokens, ib_usd, eth_usd, ib_tpot, eth_tpot = cells
         lines.append(
-            f"| {_md(row['provider'])} | {offer} | {ib:,.1f} | {eth:,.1f} | {eth / ib - 1:+.1%} |"
+            f"| {_md(row['provider'])} | {offer} | {ib_tokens:,.0f} | {eth_tokens:,.0f} "
+            f"| {_per_million(ib_usd)} | {_per_million(eth_usd)} | {ib_tpot:,.1f} "
+            f"| {eth_tpot:,.1f} |"
         )
     return lines
 
