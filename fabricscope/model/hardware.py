@@ -95,6 +95,9 @@ class GpuSpec:
     # measured matmul ceilings (gemm_ceilings.csv), TFLOP/s; None where none was measured
     bf16_mamf_tflops: float | None = None
     fp8_mamf_tflops: float | None = None
+    # the FP4 tensor cores' dense peak (NVFP4, AMD's MXFP4); None where the GPU has none or
+    # no source read states it
+    fp4_dense_tflops: float | None = None
 
     @property
     def gemm_ceiling_bf16(self) -> float:
@@ -120,6 +123,9 @@ class HardwareProfiles:
     nvlink_domain_gpus: Array  # GPUs sharing one NVLink domain (8, or 72 for NVL72)
     peak_bf16: Array  # FLOP/s per GPU, dense
     peak_fp8: Array  # FLOP/s per GPU, dense (bf16 peak where the GPU has no FP8)
+    # FLOP/s per GPU, dense, of FP4 weights and activations on FP4 tensor cores; peak_fp8 where
+    # gpus.csv has no FP4 figure, so FP4 weights there run as they did before the column
+    peak_fp4: Array
     gemm_ceiling_bf16: Array  # share of peak_bf16 its matmuls reach (GpuSpec's)
     gemm_ceiling_fp8: Array  # share of peak_fp8 its FP8 matmuls reach (BF16's without FP8)
     hbm_bytes: Array
@@ -210,6 +216,8 @@ def build_profiles(
             "nvlink_domain_gpus": domain,
             "peak_bf16": spec.bf16_dense_tflops * 1e12,
             "peak_fp8": (spec.fp8_dense_tflops or spec.bf16_dense_tflops) * 1e12,
+            "peak_fp4": (spec.fp4_dense_tflops or spec.fp8_dense_tflops or spec.bf16_dense_tflops)
+            * 1e12,
             "gemm_ceiling_bf16": spec.gemm_ceiling_bf16,
             "gemm_ceiling_fp8": spec.gemm_ceiling_fp8,
             "hbm_bytes": spec.memory_gb * GIB,

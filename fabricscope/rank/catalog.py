@@ -54,6 +54,7 @@ def gpu_specs(reference_dir: Path = REFERENCE_DIR) -> dict[str, GpuSpec]:
             scaleup,
             bf16_mamf_tflops=ceilings.get((model, "bf16")),
             fp8_mamf_tflops=ceilings.get((model, "fp8")),
+            fp4_dense_tflops=_number(row["fp4_dense_tflops"]),
         )
     return specs
 

@@ -77,6 +77,20 @@ def test_dense_fp8_is_about_twice_bf16_where_both_are_known():
             assert 1.9 <= ratio <= 2.1, row["gpu_model"]
 
 
+def test_dense_fp4_is_twice_fp8_or_blackwell_ultras_three_times_and_quoted_in_its_source():
+    stated = {}
+    for row in rows("gpus"):
+        if row["fp4_dense_tflops"]:
+            assert row["fp8_dense_tflops"], row["gpu_model"]  # FP4 tensor cores also run FP8
+            ratio = float(row["fp4_dense_tflops"]) / float(row["fp8_dense_tflops"])
+            # a sparse figure taken as dense would read 4x (6x on Blackwell Ultra)
+            assert 1.9 <= ratio <= 2.1 or (row["gpu_model"].startswith("GB300") and ratio == 3)
+            assert "fp4_dense_tflops" in row["source"], row["gpu_model"]
+            stated[row["gpu_model"]] = float(row["fp4_dense_tflops"])
+    assert stated["B200-SXM-180GB"] == 9000 and stated["GB300-NVL-288GB"] == 15000
+    assert "H100-SXM-80GB" not in stated  # Hopper has no FP4 tensor cores
+
+
 def test_priors_are_marked_as_such():
     for row in rows("fabric_classes"):
         assert (row["is_prior"] == "true") == row["source"].startswith("prior:"), row

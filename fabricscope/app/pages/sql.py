@@ -15,7 +15,8 @@ EXAMPLES = {
     ),
     "Freshness of every source": "select * from source_freshness order by source",
     "GPUs by BF16 throughput": (
-        "select gpu_model, vendor, memory_gb, bf16_dense_tflops, fp8_dense_tflops\n"
+        "select gpu_model, vendor, memory_gb, bf16_dense_tflops, fp8_dense_tflops,\n"
+        "       fp4_dense_tflops\n"
         "from gpus\norder by bf16_dense_tflops desc nulls last"
     ),
     "Fabric classes and their scale behaviour": (

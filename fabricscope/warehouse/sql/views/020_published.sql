@@ -158,6 +158,7 @@ select
     g.form_factor as gpu_form_factor,
     g.bf16_dense_tflops,
     g.fp8_dense_tflops,
+    g.fp4_dense_tflops,
     g.hbm_tbps,
     g.scaleup_link,
     g.scaleup_gbps_per_gpu,
