@@ -31,6 +31,8 @@ from fabricscope.rank.ranking import (
     rank,
     read_inputs,
     what_if_changes,
+    what_if_rule,
+    what_if_summary,
 )
 
 T = TypeVar("T")
@@ -447,10 +449,20 @@ def step_parts(offers: pd.DataFrame, top: int) -> pd.DataFrame:
     return long
 
 
-def what_if_table(base: RankResult, other: RankResult) -> pd.DataFrame:
-    """Each ranked offer, its time and cost now and with the other fabric, the fabric each is
-    costed at, the change and the exposed communication (ranking.what_if_changes)."""
+def what_if_shown(base: RankResult, other: RankResult) -> tuple[pd.DataFrame, str]:
+    """The what-if as the Rank page shows it: the table of the ranking's kind (a training
+    job's or a served model's) and its caption (how many offers change, and the rule)."""
+    kind = base.estimator.kind
+    fabric = other.request.fabric_override or ""
     changes = what_if_changes(base, other)
+    table = serve_what_if_table(changes) if kind == "serving" else what_if_table(changes)
+    return table, f"{what_if_summary(changes, fabric, kind)} {what_if_rule(fabric, kind=kind)}"
+
+
+def what_if_table(changes: pd.DataFrame) -> pd.DataFrame:
+    """Each ranked offer, its time and cost now and with the other fabric, the fabric each is
+    costed at, the change and the exposed communication (``ranking.what_if_changes`` of a
+    training ranking)."""
     rows = []
     for row in changes.to_dict("records"):
         ranked = not _missing(row["time_to_train_h_what_if"])
@@ -485,6 +497,62 @@ def what_if_table(base: RankResult, other: RankResult) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def tokens_text(value: float, other_end: float | None = None) -> str:
+    """Output tokens per second per GPU, whole; a range, smaller end first, where the fabric
+    is unknown (the better fabric's end may serve fewer at a tighter batch)."""
+    ends = [v for v in (value, other_end) if v is not None and not _missing(v)]
+    if not ends:
+        return "unknown"
+    return _span(lambda number: f"{number:,.0f}", max(ends), min(ends))
+
+
+def serve_what_if_table(changes: pd.DataFrame) -> pd.DataFrame:
+    """A served model's ranked offers now and with the other fabric: the fabric each is
+    costed at, output tokens/s per GPU and USD per million output tokens at both and the
+    change, the GPUs rented, the TPOT, the fabric's share, the layout and the verdict with the
+    other fabric, and why an offer is not ranked with it (``ranking.what_if_changes`` of a
+    serving ranking)."""
+    rows = changes.to_dict("records")
+    ranked = changes["what_if_note"].isna()
+    return pd.DataFrame(
+        {
+            "rank": changes["rank"],
+            "provider": changes["provider"],
+            "offer_label": changes["offer_label"],
+            "gpu_model": changes["gpu_model"],
+            "gpus_now": changes["gpus"],
+            "gpus_what_if": changes["gpus_what_if"],
+            "fabric_now": changes["fabric_now"],
+            "fabric_what_if": changes["fabric_what_if"],
+            "tokens_now": [
+                tokens_text(r["tokens_per_s_per_gpu"], r["tokens_per_s_per_gpu_low"]) for r in rows
+            ],
+            "tokens_what_if": [
+                tokens_text(
+                    r["tokens_per_s_per_gpu_what_if"], r["tokens_per_s_per_gpu_low_what_if"]
+                )
+                if ok
+                else None
+                for r, ok in zip(rows, ranked, strict=True)
+            ],
+            "tokens_change": changes["tokens_change"],
+            "usd_per_million_now": changes["usd_per_million_output_tokens"],
+            "usd_per_million_what_if": changes["usd_per_million_output_tokens_what_if"],
+            "usd_per_million_change": changes["usd_per_million_change"],
+            "tpot_what_if": [
+                ms(r["tpot_ms_what_if"], r["tpot_ms_low_what_if"]) if ok else None
+                for r, ok in zip(rows, ranked, strict=True)
+            ],
+            "fabric_share_what_if": changes["fabric_share_what_if"],
+            "layout_what_if": changes["layout_what_if"],
+            "verdict_what_if": changes["verdict_what_if"],
+            "what_if_note": changes["what_if_note"],
+            "instance_type": changes["instance_type"],
+            "offer_key": changes["offer_key"],
+        }
+    )
 
 
 def _yes_no_unknown(value: object) -> str:

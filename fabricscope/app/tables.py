@@ -191,6 +191,41 @@ WHAT_IF_COLUMNS: dict[str, Any] = {
     "comm_what_if": cc.NumberColumn("exposed comm (what if)", format="percent"),
     "verdict_what_if": cc.TextColumn("verdict (what if)"),
 }
+# a served model's what-if (rank_data.serve_what_if_table)
+SERVE_WHAT_IF_COLUMNS: dict[str, Any] = {
+    **{
+        name: WHAT_IF_COLUMNS[name]
+        for name in ("offer_label", "gpu_model", "instance_type", "fabric_now", "fabric_what_if")
+    },
+    "gpus_now": SERVE_COLUMN_CONFIG["gpus"],
+    "gpus_what_if": cc.NumberColumn(
+        "GPUs (what if)",
+        format="%d",
+        help="GPUs rented with the other fabric: the fewest tried that carry the load",
+    ),
+    "tokens_now": cc.TextColumn(
+        "output tokens/s per GPU now", help="A range where the fabric is unknown"
+    ),
+    "tokens_what_if": cc.TextColumn("output tokens/s per GPU (what if)"),
+    "tokens_change": cc.NumberColumn("tokens/s change", format="percent"),
+    "usd_per_million_now": cc.NumberColumn(
+        "USD/M out now",
+        format="%.3f",
+        help=SERVE_COLUMN_CONFIG["usd_per_million_output_tokens"].get("help"),
+    ),
+    "usd_per_million_what_if": cc.NumberColumn("USD/M out (what if)", format="%.3f"),
+    "usd_per_million_change": cc.NumberColumn("USD/M change", format="percent"),
+    "tpot_what_if": cc.TextColumn("TPOT (ms, what if)", help=TPOT_HELP),
+    "fabric_share_what_if": cc.NumberColumn(
+        "fabric's share (what if)",
+        format="percent",
+        help="Of a decode step (of the time to first token, for a KV cache handed over the "
+        "fabric); zero while a replica fits one node",
+    ),
+    "layout_what_if": cc.TextColumn("layout (what if)"),
+    "verdict_what_if": WHAT_IF_COLUMNS["verdict_what_if"],
+    "what_if_note": cc.TextColumn("not ranked with it because"),
+}
 EXCLUDED_COLUMNS: dict[str, Any] = {
     "sold_by": cc.TextColumn(
         "sold by", help="Who publishes the price (a reseller or the provider)"

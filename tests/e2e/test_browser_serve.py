@@ -1,8 +1,9 @@
 """The Rank page's Serve mode in a real browser (as tests/e2e/test_browser.py drives the app:
 `streamlit run` on 127.0.0.1, Playwright with Debian's headless Chromium): the switch to
 Serve ranks the serving preset as `rank --serve` does, with no deadline; a shared Serve-mode
-URL reopens its preset, whose offers fit one node; an offer starred in its grid reaches the
-Shortlist, whose CSV is the serving row; the switch back gives the training view.
+URL reopens its preset, whose offers fit one node and read the same in the fabric "what if";
+an offer starred in its grid reaches the Shortlist, whose CSV is the serving row; the switch
+back gives the training view.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def test_serve_mode_ranks_a_served_model_and_its_url_reopens_it(
     expect(page.locator(".st-key-rk_serve_gpus input")).to_have_value("1-1024")
     expect(page.locator(".st-key-rk_deadline_days")).to_have_count(0)
     expect(page.get_by_text(NO_DEADLINE)).to_be_visible()
-    expect(page.get_by_text("No fabric “what if” in Serve mode")).to_be_visible()
+    expect(page.get_by_text("A served model crosses the fabric only where")).to_be_visible()
     grid = page.locator('[data-testid="stDataFrame"]').nth(1)  # the providers', then offers'
     for header in ("USD/M out", "USD/M in", "TPOT (ms)"):
         expect(grid.locator('th[role="columnheader"]', has_text=header)).to_be_attached()
@@ -92,6 +93,14 @@ def test_serve_mode_ranks_a_served_model_and_its_url_reopens_it(
     ).click()
     expect(page.get_by_role("heading", name=SERVE_HEADING)).to_be_visible()
     wait_until_idle(page)
+
+    # the fabric "what if", as in Train mode: a replica inside one node reads the same
+    page.locator(".st-key-rk_what_if input").first.click()
+    page.keyboard.type("infini")
+    page.get_by_role("option", name="infiniband", exact=True).click()
+    wait_until_idle(page)
+    expect(page).to_have_url(re.compile(r"what_if=infiniband"))
+    expect(page.get_by_text(f"0 of {len(offers):,} offers change with infiniband")).to_be_visible()
 
     # back to Train: the training view, its URL without the mode
     page.locator(".st-key-rk_mode").get_by_text("Train", exact=True).click()

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fabricscope.app.rank_data import ms, usd
-from fabricscope.app.rank_form import NO_DEADLINE
+from fabricscope.app.rank_form import NO_DEADLINE, NO_WHAT_IF
 from fabricscope.app.view_state import (
     DEFAULT_SERVE_GPUS,
     RankView,
@@ -64,7 +64,7 @@ def serving(app: AppTest) -> AppTest:
     return app
 
 
-def test_the_switch_to_serve_ranks_the_serving_preset_without_deadline_or_what_if(
+def test_the_switch_to_serve_ranks_the_serving_preset_without_deadline(
     use_warehouse, fixture_warehouse
 ):
     use_warehouse(fixture_warehouse)
@@ -79,17 +79,17 @@ def test_the_switch_to_serve_ranks_the_serving_preset_without_deadline_or_what_i
     assert app.selectbox(key="rk_serve_preset").value == SERVE.serve_preset
     text = text_of(app)
     assert preset["description"] in text and preset["source"] in text
-    # no deadline and no fabric "what if", each said in one line
+    # no deadline, said in one line; the fabric "what if" as in Train mode
+    # (tests/ui/test_rank_serve_what_if.py)
     with pytest.raises(KeyError):
         app.number_input(key="rk_deadline_days")
-    with pytest.raises(KeyError):
-        app.selectbox(key="rk_what_if")
+    assert app.selectbox(key="rk_what_if").value == NO_WHAT_IF
     assert NO_DEADLINE in text
     # the whole cost's fold: a served model keeps its weights on storage, no checkpoints
     with pytest.raises(KeyError):
         app.number_input(key="rk_checkpoints_kept")
     assert "storage holds the served weights" in text
-    assert "No fabric “what if” in Serve mode" in text
+    assert "A served model crosses the fabric only where a replica spans nodes" in text
     # the ranking is `rank --serve`'s, with its note
     expected = rank(fixture_warehouse, request_of(SERVE), AS_OF)
     assert len(expected.offers) > 10

@@ -24,18 +24,18 @@ from fabricscope.app.rank_data import (
     serve_offers_table,
     step_parts,
     what_if,
-    what_if_table,
+    what_if_shown,
 )
 from fabricscope.app.tables import (
     EXCLUDED_COLUMNS,
     PROVIDER_COLUMNS,
     RANKED_COLUMN_CONFIG,
     SERVE_COLUMN_CONFIG,
+    SERVE_WHAT_IF_COLUMNS,
     WHAT_IF_COLUMNS,
 )
 from fabricscope.ops.status import FRESHNESS_SQL
 from fabricscope.rank.estimators import serving_note
-from fabricscope.rank.ranking import what_if_rule
 
 path, stale_after_hours, _ = settings_or_stop()
 snapshot, frames = read_snapshot(path, {"freshness": FRESHNESS_SQL})
@@ -46,9 +46,11 @@ if inputs.snapshot.snapshot_id != snapshot.snapshot_id:
 # the last serving request that could be ranked: a field changed to a value the model refuses
 # says why in one line, and the ranking it had stays below
 LAST_SERVING = "rk_last_serving_request"
-NO_WHAT_IF = (
-    "No fabric “what if” in Serve mode: a served model crosses the fabric only where a "
-    "replica spans nodes, and the verdict column says what the fabric costs it there."
+SERVE_WHAT_IF = (
+    "A served model crosses the fabric only where a replica spans nodes (a model too large "
+    "for one, a MoE model's experts spread over nodes, or prefill and decode apart on "
+    "different nodes): choose a fabric to see what those offers would serve on it, and for "
+    "how much per million tokens."
 )
 
 view, problems = view_state.current_view()
@@ -193,9 +195,7 @@ if not offers.empty:
         f"the fabric is unknown{spans}. The dashed line joins the offers no other beats on "
         "both. Each provider keeps its colour in every view."
     )
-if not offers.empty and view.serving:
-    st.caption(NO_WHAT_IF)
-elif not offers.empty:
+if not offers.empty and not view.serving:
     st.subheader("Where a training step goes")
     top = len(offers)
     if len(offers) > 1:
@@ -203,14 +203,18 @@ elif not offers.empty:
     st.altair_chart(charts.step_time_bars(step_parts(offers, top)), width="stretch")
     st.caption("Exposed communication is what overlapping with compute did not hide.")
 
+if not offers.empty:
     st.subheader("What if the fabric were different")
+    if view.serving:
+        st.caption(SERVE_WHAT_IF)
     fabric = rank_form.what_if_choice()
     view = replace(view, what_if=fabric)
     view_state.remember(view)
     if fabric:
-        table = what_if_table(result, what_if(inputs, path, request, fabric))
-        st.dataframe(table, hide_index=True, width="stretch", column_config=WHAT_IF_COLUMNS)
-        st.caption(what_if_rule(fabric))
+        table, caption = what_if_shown(result, what_if(inputs, path, request, fabric))
+        config = SERVE_WHAT_IF_COLUMNS if view.serving else WHAT_IF_COLUMNS
+        st.dataframe(table, hide_index=True, width="stretch", column_config=config)
+        st.caption(caption)
 
 with st.expander(f"Excluded offers ({len(excluded):,}) and why"):
     st.dataframe(excluded, hide_index=True, width="stretch", column_config=EXCLUDED_COLUMNS)
