@@ -1154,15 +1154,13 @@ def _providers(frame: pd.DataFrame, estimator: Estimator) -> pd.DataFrame:
     return best.sort_values("rank")[columns].reset_index(drop=True)
 
 
+# what every what-if row starts with (the offer) and ends with (why it is not ranked with the
+# other fabric, and its ids)
+_WHAT_IF_HEAD = ("rank", "provider", "sold_by", "offer_label", "gpu_model", "gpus_per_node", "gpus")
+_WHAT_IF_TAIL = ("what_if_note", "instance_type", "offer_key")
 # the what-if comparison's columns: each ranked offer today and with the other fabric
 WHAT_IF_COLUMNS = [
-    "rank",
-    "provider",
-    "sold_by",
-    "offer_label",
-    "gpu_model",
-    "gpus_per_node",
-    "gpus",
+    *_WHAT_IF_HEAD,
     "fabric_now",
     "fabric_what_if",
     "fabric_gbps_what_if",
@@ -1182,22 +1180,14 @@ WHAT_IF_COLUMNS = [
     "comm_fraction_exposed_what_if",
     "verdict",
     "verdict_what_if",
-    "what_if_note",
-    "instance_type",
-    "offer_key",
+    *_WHAT_IF_TAIL,
 ]
 # the same for a served model: output tokens/s per GPU and USD per million output tokens at
 # both fabrics, the GPUs rented (a slower fabric may need more to carry the load), the TPOT,
 # the fabric's share of a decode step (or of the TTFT, for a KV cache handed over the fabric),
 # the replica's layout and the verdict
 SERVING_WHAT_IF_COLUMNS = [
-    "rank",
-    "provider",
-    "sold_by",
-    "offer_label",
-    "gpu_model",
-    "gpus_per_node",
-    "gpus",
+    *_WHAT_IF_HEAD,
     "gpus_what_if",
     "fabric_now",
     "fabric_what_if",
@@ -1220,9 +1210,7 @@ SERVING_WHAT_IF_COLUMNS = [
     "layout_what_if",
     "verdict",
     "verdict_what_if",
-    "what_if_note",
-    "instance_type",
-    "offer_key",
+    *_WHAT_IF_TAIL,
 ]
 
 
