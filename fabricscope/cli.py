@@ -1514,6 +1514,12 @@ def rank(
         raise UserError(
             "--serve has no deadline: give latency targets (--ttft-ms, --tpot-ms)", code=2
         )
+    if what_if_fabric is not None and what_if_fabric not in ranking.WHAT_IF_GBPS_PER_NODE:
+        raise UserError(
+            f"--what-if-fabric {what_if_fabric!r}: a fabric that joins nodes, one of "
+            f"{', '.join(sorted(ranking.WHAT_IF_GBPS_PER_NODE))}",
+            code=2,
+        )
     request = _rank_request(
         workload,
         gpus,

@@ -64,8 +64,8 @@ def test_the_serving_what_if_prints_tokens_and_price_beside_todays_fabric(fixtur
 
 def test_a_bad_what_if_fabric_for_a_served_model_is_a_one_line_error(tmp_path):
     cases = [
-        (["--what-if-fabric", "warp"], "unknown fabric class 'warp'"),
-        (["--what-if-fabric", "none"], "cannot carry a multi-node job"),
+        (["--what-if-fabric", "warp"], "--what-if-fabric 'warp': a fabric that joins nodes"),
+        (["--what-if-fabric", "none"], "--what-if-fabric 'none': a fabric that joins nodes"),
     ]
     for args, message in cases:
         done = fabricscope(*SERVE, *args, "--warehouse", str(tmp_path / "none.duckdb"))
