@@ -119,6 +119,11 @@ class Estimator(Protocol):
         """``frame`` (ranked rows, fresh or stored) with ``annotations`` set."""
         ...
 
+    def worse(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+        """Whether result ``a`` (one fabric end) is strictly worse for the buyer than ``b``:
+        the ranked row is the worse end, what a buyer can count on."""
+        ...
+
     def results(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
         """One result per profile (vectorised: one model call for all of them); each has
         ``self.time`` in hours and ``has_plan`` (as ``has_plan`` says)."""
@@ -159,6 +164,14 @@ STEP_PARTS = (
 )
 
 
+def _per_gpu(result: Mapping[str, Any]) -> float:
+    """A serving result's output tokens/s per GPU, -inf where it has no plan."""
+    value = result.get("tokens_per_s_per_gpu")
+    if not result.get("fits") or value is None or not math.isfinite(float(value)):
+        return -math.inf
+    return float(value)
+
+
 class TrainingEstimator:
     """Time to train and its cost: the scaling model (fabricscope/model/scaling.py)."""
 
@@ -191,6 +204,10 @@ class TrainingEstimator:
     # and GPU time's cost at its ends; not stored: it follows the shipped bands
     annotations: ClassVar[tuple[str, ...]] = (*error_bands.FIELDS, *error_bands.RANGE_FIELDS)
     provider_annotations: ClassVar[tuple[str, ...]] = error_bands.FIELDS
+
+    def worse(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+        """A longer time to train."""
+        return bool(a[self.time] > b[self.time])
 
     def annotate(self, frame: pd.DataFrame, workload: Any) -> pd.DataFrame:
         """``frame`` with the error band: one band per distinct GPU model (it depends on the
@@ -366,6 +383,12 @@ class ServingEstimator:
 
     def annotate(self, frame: pd.DataFrame, workload: Any) -> pd.DataFrame:
         return frame
+
+    def worse(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+        """Fewer output tokens per second per GPU (none where it has no plan): on a slower
+        fabric the model may take a smaller batch, whose time per output token is shorter,
+        so the time per token alone does not tell the worse end."""
+        return _per_gpu(a) < _per_gpu(b)
 
     def results(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
         from fabricscope.model.serving import estimate_serving

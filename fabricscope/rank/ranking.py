@@ -964,8 +964,8 @@ def _estimate(
     for row, (low_i, high_i) in zip(candidates, refs, strict=True):
         slow, fast = per_profile[low_i], per_profile[high_i]
         worse_end = row["pessimistic"]
-        if slow[estimator.time] < fast[estimator.time]:
-            slow, fast = fast, slow  # "pessimistic" is whichever end is slower
+        if estimator.worse(fast, slow):
+            slow, fast = fast, slow  # "pessimistic" is whichever end is worse (the estimator's)
             worse_end = row["optimistic"]
         rented = row["nodes"] * row["gpus_per_node"]  # whole nodes
         outputs = estimator.row(job, row, slow, fast, rented)

@@ -63,6 +63,9 @@ class BatchEstimator:
     def annotate(self, frame: Any, workload: Any) -> Any:
         return frame
 
+    def worse(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+        return bool(a["hours"] > b["hours"])
+
     def results(self, workload: Any, profiles: Sequence[Mapping[str, Any]]) -> list[dict]:
         out = []
         for profile in profiles:

@@ -167,3 +167,25 @@ def test_a_load_in_output_tokens_is_that_many_requests_over_the_output_length():
     assert same.offers["total_cost_usd"].tolist() == given.offers["total_cost_usd"].tolist()
     with pytest.raises(ValidationError, match="disagree"):
         ServingWorkload.model_validate({**fields, "requests_per_s": 3.0})
+
+
+def test_a_served_row_is_its_worse_fabric_end_by_tokens_not_by_time_per_token():
+    """An offer whose fabric is not stated is ranked at the end that serves fewer tokens per
+    GPU: on plain Ethernet the model pipelines Llama 3.1 405B over two nodes with a smaller
+    batch, whose time per output token is shorter than InfiniBand's larger one, so the
+    shorter TPOT is the worse end here."""
+    result = rank_offers(
+        offers(None, "infiniband", fabric_gbps_per_gpu=None),
+        serve("llama3-405b-bf16", (16,), requests_per_s=None),
+    )
+    rows = result.offers.set_index("provider")
+    unknown = rows.loc["None"]  # the synthetic offer with no fabric stated
+    assert unknown["tokens_per_s_per_gpu"] < unknown["tokens_per_s_per_gpu_low"]
+    # the shorter time per token is at the worse end: ranking by it would show the better
+    assert unknown["tpot_ms"] < unknown["tpot_ms_low"]
+    # and its price per token is the worse end's: higher than the InfiniBand offer's
+    assert (
+        unknown["usd_per_million_output_tokens"]
+        > rows.loc["infiniband"]["usd_per_million_output_tokens"]
+    )
+    assert unknown["verdict"].startswith("multi-node serving: the fabric costs")
