@@ -1270,7 +1270,7 @@ WHAT_IF_VIEWS: dict[str, WhatIfView] = {
         },
         "A replica inside one node does not change (its verdict: the fabric does not "
         "matter); several replicas never talk to each other. Changes compare the ends the "
-        "offers are ranked at (the slower time per output token).",
+        "offers are ranked at (the worse: fewer output tokens per second per GPU).",
     ),
 }
 
