@@ -100,6 +100,9 @@ BLIND_KINDS = {
     "Qwen3 MoE 30B": "Qwen3-30B-A3B (MoE)",
     "Qwen3_235B": "Qwen3-235B-A22B (MoE)",
     "Kimi": "Kimi K2 (MoE)",
+    "GPT OSS 120B": "GPT-OSS-120B (MoE)",
+    "GPT-OSS 120B": "GPT-OSS-120B (MoE)",
+    "GPT-OSS 20B": "GPT-OSS-20B (MoE)",
 }
 
 
@@ -121,8 +124,8 @@ def blind() -> str:
                 "NVIDIA's Megatron-Bridge pre-training tables (fixtures/published_runs/"
                 "megatron_bridge_performance_summary_archive.csv, releases 25.09-26.06; the dense "
                 "Llama 3 8B/70B/405B rows and the MoE models with a named architecture: "
-                "DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B and Kimi K2), each row's own "
-                "layout",
+                "DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B, Kimi K2 and GPT-OSS-120B), each "
+                "row's own layout",
                 cases,
                 skipped,
                 system,

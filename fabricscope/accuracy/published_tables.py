@@ -64,11 +64,6 @@ class Table:
         return f"{model}: no named architecture"
 
 
-SLIDING_WINDOW = (
-    "sliding-window attention (128 tokens) on every other layer and attention sinks are not "
-    "modelled (NVIDIA-NeMo/Megatron-Bridge gpt_oss_provider.py @5fcab34f8bda: window_size "
-    "(127, 0), window_attn_skip_freq 2)"
-)
 TOKEN_DROP = "token dropping (a capacity factor) is not modelled"
 MEGATRON_BRIDGE_TABLE = Table(
     family=FAMILY,
@@ -86,10 +81,12 @@ MEGATRON_BRIDGE_TABLE = Table(
         "Qwen3_30B_a3B": "qwen3-30b-a3b",
         "Qwen3_235B_a22B": "qwen3-235b-a22b",
         "Kimi_K2": "kimi-k2",
+        # its sliding window on every other layer modelled (Workload.attention_window); its
+        # attention sinks not (the architecture's source says so)
+        "GPT OSS 120B": "gpt-oss-120b",
     },
     precision_of=lambda row: (row["precision"] or "").strip(),
     unmapped={
-        "GPT OSS": SLIDING_WINDOW,
         "Nemotron_3": "hybrid Mamba-Transformer: Mamba layers are not modelled",
         "DeepSeekV3 (w/ MTP)": "multi-token prediction's extra layer is not modelled",
         "DeepSeekV3 (tokendrop)": TOKEN_DROP,
@@ -142,10 +139,11 @@ AUTOMODEL_TABLE = Table(
         "DeepSeek V3 671B": "deepseek-v3",
         "Qwen3 MoE 30B": "qwen3-30b-a3b",
         "Kimi K2": "kimi-k2",
+        "GPT-OSS 20B": "gpt-oss-20b",
+        "GPT-OSS 120B": "gpt-oss-120b",
     },
     precision_of=lambda row: _automodel_heading(row)[1],
     unmapped={
-        "GPT-OSS": SLIDING_WINDOW,
         "Nemotron V3": "hybrid Mamba-Transformer: Mamba layers are not modelled",
     },
     system_of=lambda row: _automodel_heading(row)[0],

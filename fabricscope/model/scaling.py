@@ -925,9 +925,13 @@ def _cp_comm(
     gathered again and its gradient reduce-scattered in the backward (and once more when a
     recompute repeats attention's forward). GQA's few KV heads keep it small. As in Ring
     Attention, a chunk's transfer overlaps the attention on the previous one, so only what
-    exceeds the layer's attention compute is exposed. (exposed time, its part on the fabric)"""
+    exceeds the layer's attention compute is exposed. A sliding-window layer needs no ring:
+    each of a rank's two chunks takes the band's keys and values (``attention_window``
+    tokens, at most a chunk) from the rank holding the chunk before it, one step.
+    (exposed time, its part on the fabric)"""
     cp, t, p, m = g.cp, g.t, g.p, g.m
-    kv_chunk = g.b * (workload.seq_len / cp) * 2.0 * workload.kv_dim * g.beta / t
+    kv_token = g.b * 2.0 * workload.kv_dim * g.beta / t
+    kv_chunk = kv_token * (workload.seq_len / cp)
     ring = t * cp  # a CP group is the counterparts of a TP group: t x cp consecutive ranks
     on_fabric = ring > g.col["nvlink_domain_gpus"]
     bus = np.where(
@@ -938,7 +942,11 @@ def _cp_comm(
     latency = np.where(on_fabric, g.net_step, c.nvlink_step_latency_s)
     # a recomputed core attention exchanges its K and V once more
     passes = 3.0 + _attention_recompute_share(workload, g)
-    per_layer = passes * (cp - 1) * (latency + kv_chunk / np.maximum(bus, 1.0))
+    full = passes * (cp - 1) * (latency + kv_chunk / np.maximum(bus, 1.0))
+    band_tokens = np.minimum(2.0 * float(workload.attention_window or 0), workload.seq_len / cp)
+    band = passes * (latency + kv_token * band_tokens / np.maximum(bus, 1.0))
+    windowed = workload.windowed_layers / workload.layers
+    per_layer = (1.0 - windowed) * full + windowed * band
     # the attention compute per layer and micro-batch
     layer_calls = m * workload.layers / p
     attention_layer = attention / layer_calls

@@ -115,6 +115,21 @@ class Workload(_Spec):
         description="MLA: the width of the decoupled rotary key cached beside the latent",
     )
     gated_mlp: bool = Field(default=False, description="SwiGLU-style MLP: 3 matrices, not 2")
+    attention_window: int | None = Field(
+        default=None,
+        gt=0,
+        le=10_000_000,
+        description="sliding-window (banded) attention: each token attends to at most this "
+        "many tokens before it, on window_layer_fraction of the layers (GPT-OSS: 128 on "
+        "every other layer); default: every layer attends to the whole sequence",
+    )
+    window_layer_fraction: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="the share of the layers whose attention is banded to attention_window "
+        "(the rest attend to the whole sequence)",
+    )
     seq_len: int = Field(gt=0, le=10_000_000)
     vocab_size: int = Field(gt=0, le=10_000_000)
     tied_embeddings: bool = False
@@ -233,10 +248,27 @@ class Workload(_Spec):
         return (self.kv_heads or self.heads) * self.head_width
 
     @property
+    def windowed_layers(self) -> float:
+        """The layers whose attention is banded to attention_window (0 without a window)."""
+        return 0.0 if self.attention_window is None else self.layers * self.window_layer_fraction
+
+    @property
+    def attended_tokens_windowed(self) -> float:
+        """A banded layer's keys per query on the same count as a full layer's s: under a
+        causal mask a full layer attends to s/2 keys on average and a band of w to
+        w - w^2/(2s), so on the unmasked count (s) the band is 2w - w^2/s; it is s at w = s."""
+        s = float(self.seq_len)
+        w = min(float(self.attention_window or self.seq_len), s)
+        return 2.0 * w - w * w / s
+
+    @property
     def attention_flops_per_token(self) -> float:
         """Scores and their product with V, forward and backward, non-causal (model-notes
-        4.1's 12 l s h, with h the query width heads x head width)."""
-        return 12.0 * self.layers * self.seq_len * self.q_dim
+        4.1's 12 l s h, with h the query width heads x head width); a sliding-window layer
+        attends to :attr:`attended_tokens_windowed` keys per query instead of s."""
+        windowed = self.windowed_layers
+        keys = (self.layers - windowed) * self.seq_len + windowed * self.attended_tokens_windowed
+        return 12.0 * keys * self.q_dim
 
     @property
     def activation_bytes_per_token_width(self) -> float:

@@ -34,6 +34,8 @@ SHAPE_FIELDS = frozenset(
         "seq_len",
         "kv_lora_rank",
         "rope_head_dim",
+        "attention_window",
+        "window_layer_fraction",
     }
 )
 # a workload's global batch: in tokens or in sequences, exactly one of them
