@@ -5,11 +5,18 @@ raising the batch."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from fabricscope.model.serving import ServingConstants, ServingWorkload, estimate_serving
+from fabricscope.model.serving import (
+    ServingConstants,
+    ServingWorkload,
+    estimate_serving,
+    poisson_interruptions,
+)
 from fabricscope.model.workload import Workload
 from fabricscope.model.workloads import preset
 from fabricscope.rank import catalog
@@ -252,13 +259,24 @@ def test_targets_hold_at_their_percentile_by_mlperfs_measured_ratios():
         for q in ("mean", "p50", "p99")
     }
     for q, row in at.items():
-        assert row["tpot_ms_at_percentile"] == pytest.approx(
-            row["tpot_ms"] * c.latency_ratio("tpot", q)
-        )
+        if q != "p99":
+            assert row["tpot_ms_at_percentile"] == pytest.approx(
+                row["tpot_ms"] * c.latency_ratio("tpot", q)
+            )
         assert row["ttft_ms_at_percentile"] == pytest.approx(
             row["ttft_ms"] * c.latency_ratio("ttft", q)
         )
         assert row["tpot_ms_at_percentile"] <= 40
+    # p99: a step's jitter plus the prompts arriving in a request's life at their p99, more
+    # than the mean's share of them; at one length, step = TTFT - prefill and
+    # TPOT = step + b x prefill / output give the prefill
+    row = at["p99"]
+    b, out = row["batch"], 300
+    prefill = (row["ttft_ms"] - row["tpot_ms"]) / (1.0 - b / out)
+    step = row["ttft_ms"] - prefill
+    burst = float(poisson_interruptions(b, [np.array(prefill)], [1.0]))
+    assert row["tpot_ms_at_percentile"] == pytest.approx(step * c.tpot_step_p99_ratio + burst / out)
+    assert burst > b * prefill
     # a p99 target leaves less room than a mean one: never a larger batch, never more tokens
     assert at["p99"]["batch"] <= at["mean"]["batch"]
     assert at["p99"]["tokens_per_s_per_gpu"] < at["mean"]["tokens_per_s_per_gpu"]
@@ -376,3 +394,21 @@ def test_disaggregated_serving_hands_the_kv_cache_over_nvlink_or_the_fabric():
     assert 0 < wide.kv_transfer_ms[1] < wide.kv_transfer_ms[2]
     assert 0 < wide.fabric_share[1] < wide.fabric_share[2]
     assert wide.ttft_ms[1] < wide.ttft_ms[2]
+
+
+def _poisson_p99(mean: float) -> int:
+    """The exact 99th percentile of a Poisson count (its pmf summed in logs)."""
+    k = np.arange(int(3 * mean + 50))
+    log_pmf = -mean + k * np.log(mean) - np.array([math.lgamma(i + 1.0) for i in k])
+    return int(k[np.searchsorted(np.cumsum(np.exp(log_pmf)), 0.99)])
+
+
+@pytest.mark.parametrize("batch", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
+def test_the_prompts_interrupting_a_request_are_a_poisson_count_at_their_p99(batch):
+    # one prompt length of 1 s: the sum is the count, within half a prompt of the exact
+    # Poisson quantile at every batch the model tries
+    one = float(poisson_interruptions(float(batch), [np.array(1.0)], [1.0]))
+    assert abs(one - _poisson_p99(batch)) <= 0.5
+    # a mix of lengths with the same mean has a longer tail (its variance is E[x^2])
+    mixed = float(poisson_interruptions(float(batch), [np.array(0.5), np.array(1.5)], [0.5, 0.5]))
+    assert mixed > one
