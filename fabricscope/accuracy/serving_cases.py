@@ -200,51 +200,6 @@ SERVING_ARCHITECTURES: dict[str, dict[str, Any]] = {
             },
         },
     },
-    "gpt-oss-120b": {
-        "description": "gpt-oss-120b (MoE every layer: 128 experts, top-4)",
-        "source": (
-            "NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/models/gpt_oss/gpt_oss_provider.py "
-            "@12bc34a8ee308a638d4bfd29401085944d4a468e (GPTOSSProvider: hidden 2880, 64 heads, 8 "
-            "query groups, kv_channels 64, FFN and expert FFN 2880, gated, vocab 201088, top-4, "
-            "seq 131072, sliding window 128 on every other layer, attention sinks; "
-            "GPTOSSProvider120B: 36 layers, 128 experts) = "
-            "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json. Sliding windows "
-            "and sinks are modelled as standard attention"
-        ),
-        "fields": {
-            "layers": 36,
-            "hidden_size": 2880,
-            "heads": 64,
-            "kv_heads": 8,
-            "head_dim": 64,
-            "ffn_size": 2880,
-            "gated_mlp": True,
-            "vocab_size": 201088,
-            "seq_len": 131072,
-            "moe": {"experts": 128, "top_k": 4, "expert_ffn_size": 2880},
-        },
-    },
-    "gpt-oss-20b": {
-        "description": "gpt-oss-20b (MoE every layer: 32 experts, top-4)",
-        "source": (
-            "NVIDIA-NeMo/Megatron-Bridge gpt_oss_provider.py "
-            "@12bc34a8ee308a638d4bfd29401085944d4a468e (GPTOSSProvider as for 120b; "
-            "GPTOSSProvider20B: 24 layers, 32 experts) = "
-            "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json"
-        ),
-        "fields": {
-            "layers": 24,
-            "hidden_size": 2880,
-            "heads": 64,
-            "kv_heads": 8,
-            "head_dim": 64,
-            "ffn_size": 2880,
-            "gated_mlp": True,
-            "vocab_size": 201088,
-            "seq_len": 131072,
-            "moe": {"experts": 32, "top_k": 4, "expert_ffn_size": 2880},
-        },
-    },
 }
 
 # Multi-head latent attention (MLA) of named architectures whose training shapes model it as
