@@ -527,8 +527,9 @@ def serving_verdict(
 ) -> str | None:
     """Whether the fabric matters to a served model: only when a replica spans nodes (or
     its prefill and decode GPUs do), and then by its share of a decode step's time (of the
-    time to first token, for a KV cache handed over the fabric). ``worst``: the slower fabric
-    end's class, where the fabric is a range."""
+    time to first token, for a KV cache handed over the fabric); where the fabric is a range
+    (``worst``: its worse end's class), also the tokens per second per GPU the worse end
+    loses against the better one, batch included."""
     if not slow["fits"]:
         return None
     if not slow["multi_node"]:
@@ -541,6 +542,12 @@ def serving_verdict(
         and f"{fast['fabric_share']:.0%}" != f"{slow['fabric_share']:.0%}"
     ):
         verdict += f" (on {worst}) to {fast['fabric_share']:.0%}"
+    # the share is of a step at each end's own batch: a slower fabric may also shrink the
+    # batch that meets the targets, which the share does not show and the tokens do
+    if worst and fast is not None and fast["fits"]:
+        lost = 1.0 - float(slow["tokens_per_s_per_gpu"]) / float(fast["tokens_per_s_per_gpu"])
+        if lost >= 0.05:
+            verdict += f"; {lost:.0%} fewer tokens/s per GPU on {worst}"
     return verdict
 
 

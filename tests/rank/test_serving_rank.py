@@ -188,4 +188,8 @@ def test_a_served_row_is_its_worse_fabric_end_by_tokens_not_by_time_per_token():
         unknown["usd_per_million_output_tokens"]
         > rows.loc["infiniband"]["usd_per_million_output_tokens"]
     )
+    # the verdict's share is of a step at each end's own batch; it also says what the worse
+    # end loses in tokens, batch included
     assert unknown["verdict"].startswith("multi-node serving: the fabric costs")
+    lost = 1 - unknown["tokens_per_s_per_gpu"] / unknown["tokens_per_s_per_gpu_low"]
+    assert unknown["verdict"].endswith(f"; {lost:.0%} fewer tokens/s per GPU on ethernet")
