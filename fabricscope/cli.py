@@ -1289,6 +1289,8 @@ SERVE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "region": _region,
     "USD/M out": lambda r: _per_million(r["usd_per_million_output_tokens"]),
     "USD/M in": lambda r: _per_million(r["usd_per_million_input_tokens"]),
+    # output tokens/s per GPU at the worse fabric end to the better (the app's column)
+    "tok/s/GPU": lambda r: _span(r["tokens_per_s_per_gpu_low"], r["tokens_per_s_per_gpu"], 0),
     "TPOT (ms)": lambda r: _ms(r["tpot_ms"], r["tpot_ms_low"]),
     "TTFT (ms)": lambda r: _ms(r["ttft_ms"]),
     "req/s": lambda r: _number(r["capacity_requests_per_s"], 1),

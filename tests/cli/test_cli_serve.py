@@ -122,6 +122,10 @@ def test_rank_serve_ranks_offers_by_the_cost_of_carrying_the_load(fixture_wareho
     table = fabricscope(*args, "--requests-per-s", "3", env=WIDE)
     assert table.returncode == 0, table.stderr
     assert "USD/M out" in table.stdout and "3 requests/s" in table.stdout
+    # the tokens each GPU serves, as the same ranking's JSON has them (one node: no range)
+    same = json.loads(fabricscope(*args, "--requests-per-s", "3", "--format", "json").stdout)
+    assert "tok/s/GPU" in table.stdout
+    assert f"{same['offers'][0]['tokens_per_s_per_gpu']:,.0f}" in table.stdout
     rows = list(csv.reader(io.StringIO(fabricscope(*args, "--format", "csv").stdout)))
     assert rows[0] == list(SERVING.columns)
 
