@@ -1241,6 +1241,13 @@ def _ms(value: float | None, low: float | None = None) -> str | None:
     return _span(value, value if low is None else low, digits)
 
 
+def _tokens(value: float | None, other_end: float | None) -> str | None:
+    """Output tokens/s per GPU, whole; a range, the worse end (fewer) first, where the fabric
+    is unknown."""
+    ends = [v for v in (value, other_end) if not _missing(v)]
+    return _span(max(ends), min(ends), 0) if ends else None
+
+
 def _serve_note(job: Any, ranked: bool = True) -> str:
     from fabricscope.rank.estimators import serving_note
 
@@ -1290,7 +1297,7 @@ SERVE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "USD/M out": lambda r: _per_million(r["usd_per_million_output_tokens"]),
     "USD/M in": lambda r: _per_million(r["usd_per_million_input_tokens"]),
     # output tokens/s per GPU at the worse fabric end to the better (the app's column)
-    "tok/s/GPU": lambda r: _span(r["tokens_per_s_per_gpu_low"], r["tokens_per_s_per_gpu"], 0),
+    "tok/s/GPU": lambda r: _tokens(r["tokens_per_s_per_gpu"], r["tokens_per_s_per_gpu_low"]),
     "TPOT (ms)": lambda r: _ms(r["tpot_ms"], r["tpot_ms_low"]),
     "TTFT (ms)": lambda r: _ms(r["ttft_ms"]),
     "req/s": lambda r: _number(r["capacity_requests_per_s"], 1),
@@ -1609,13 +1616,6 @@ def _costed_at(row: dict[str, Any]) -> str | None:
     """The Gb/s per GPU an offer is costed at with the what-if fabric, or why it is not ranked."""
     gbps = row["fabric_gbps_what_if"]
     return row["what_if_note"] if _missing(gbps) else f"{gbps:,g}"
-
-
-def _tokens(value: float | None, other_end: float | None) -> str | None:
-    """Output tokens/s per GPU, whole; a range, smaller end first, where the fabric is unknown
-    (the better fabric's end may serve fewer, at a tighter batch)."""
-    ends = [v for v in (value, other_end) if not _missing(v)]
-    return _span(max(ends), min(ends), 0) if ends else None
 
 
 def _change(value: float | None) -> str | None:

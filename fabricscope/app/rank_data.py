@@ -500,8 +500,8 @@ def what_if_table(changes: pd.DataFrame) -> pd.DataFrame:
 
 
 def tokens_text(value: float, other_end: float | None = None) -> str:
-    """Output tokens per second per GPU, whole; a range, smaller end first, where the fabric
-    is unknown (the better fabric's end may serve fewer at a tighter batch)."""
+    """Output tokens per second per GPU, whole; a range, the worse end (fewer) first, where
+    the fabric is unknown."""
     ends = [v for v in (value, other_end) if v is not None and not _missing(v)]
     if not ends:
         return "unknown"

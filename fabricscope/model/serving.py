@@ -646,11 +646,12 @@ def estimate_serving(
         prefill_part = b * prefill / (b * prefill + output * step)
         fabric_share = fabric_decode / step
         kv_over_fabric = np.zeros_like(step, dtype=bool)
-    tpot_at = tpot * c.latency_ratio("tpot", job.latency_percentile)
     if job.latency_percentile == "p99" and not job.disaggregated:
         # the prompts that arrive in a request's lifetime, at random, at their 99th
         # percentile: a decode step's jitter plus that many prefills over its output tokens
         tpot_at = step * c.tpot_step_p99_ratio + poisson_interruptions(b, prefills, shares) / output
+    else:
+        tpot_at = tpot * c.latency_ratio("tpot", job.latency_percentile)
     ttft_at = checked_ttft * c.latency_ratio("ttft", job.latency_percentile)
     ok = valid & fits
     if job.tpot_ms is not None:

@@ -101,7 +101,7 @@ class Estimator(Protocol):
     # a ranked row's columns, in order: OFFER_COLUMNS, the estimator's outputs, COST_COLUMNS,
     # FABRIC_COLUMNS, PRICE_COLUMNS, TAIL_COLUMNS
     columns: ClassVar[tuple[str, ...]]
-    # the row's time in hours at the slower and the faster fabric end: what deadlines, the
+    # the row's time at the worse and the better fabric end (``worse``): what deadlines, the
     # blend score, the Pareto front and the order of equal scores read (lower is better)
     time: ClassVar[str]
     time_low: ClassVar[str]
@@ -162,14 +162,6 @@ STEP_PARTS = (
     FAILURE_PART.field,
     "goodput",
 )
-
-
-def _per_gpu(result: Mapping[str, Any]) -> float:
-    """A serving result's output tokens/s per GPU, -inf where it has no plan."""
-    value = result.get("tokens_per_s_per_gpu")
-    if not result.get("fits") or value is None or not math.isfinite(float(value)):
-        return -math.inf
-    return float(value)
 
 
 class TrainingEstimator:
@@ -335,6 +327,14 @@ def _categories(labels: Sequence[str | None], codes: np.ndarray) -> pd.Categoric
 
 
 # ---- serving
+
+
+def _per_gpu(result: Mapping[str, Any]) -> float:
+    """A serving result's output tokens/s per GPU, -inf where it has no plan."""
+    value = result.get("tokens_per_s_per_gpu")
+    if not result.get("fits") or value is None or not math.isfinite(float(value)):
+        return -math.inf
+    return float(value)
 
 
 class ServingEstimator:
