@@ -520,22 +520,33 @@ def _recompute_label(mode: int, share: float) -> str:
     return RECOMPUTE_MODES[mode].value
 
 
-def _mlp_gemms(workload: Workload, ffn: float, t: Array | float, share: float) -> list[Any]:
-    """An MLP's two GEMMs as (K, N, FLOP weight) on one tensor-parallel rank: K = h,
+def _mlp_gemms(
+    workload: Workload, ffn: float, t: Array | float, share: float, rows: Array | float = np.inf
+) -> list[Any]:
+    """An MLP's two GEMMs as (M, K, N, FLOP weight) on one tensor-parallel rank: K = h,
     N = f / t (twice f when gated), then K = f / t, N = h; ``share`` of the layer's tokens
-    pass through it (a MoE layer's routed experts: top-k of them)."""
+    pass through it (a MoE layer's routed experts: top-k of them), ``rows`` at a time (M:
+    an expert's tokens; unbounded for the layer's every token, see :func:`_gemm_width`)."""
     h = float(workload.hidden_size)
     up = 2.0 * ffn if workload.gated_mlp else ffn
-    return [(h, up / t, share * h * up), (ffn / t, h, share * ffn * h)]
+    return [(rows, h, up / t, share * h * up), (rows, ffn / t, h, share * ffn * h)]
 
 
-def _gemm_width(workload: Workload, t: Array) -> Array:
+def _gemm_width(workload: Workload, t: Array, expert_rows: Array | float = np.inf) -> Array:
     """The layer's GEMMs' effective width on one tensor-parallel rank.
 
-    A GEMM of (tokens x K) by (K x N) with many tokens does about K N / (K + N) FLOPs per
-    element it moves, so that is its width; the layer's is the FLOP-weighted mean over
-    QKV (K = h, N = (q + 2 kv) / t), the output projection (K = q / t, N = h) and the MLP
-    (:func:`_mlp_gemms`). Tensor parallelism narrows one side of each GEMM, not both.
+    A GEMM of (M x K) by (K x N) does M K N multiply-adds on M K + K N + M N elements it
+    moves, 1 / (1/M + 1/K + 1/N) per element, so that is its width; the layer's is the
+    FLOP-weighted mean over QKV (K = h, N = (q + 2 kv) / t), the output projection
+    (K = q / t, N = h) and the MLP (:func:`_mlp_gemms`). Tensor parallelism narrows one side
+    of each GEMM, not both.
+
+    M is every token of the micro-batch for the dense GEMMs (thousands of rows: b s / cp),
+    which the fitted ``matrix_width_half`` absorbs, as it did before rows were counted: M
+    is left unbounded there (counting it on every GEMM was measured and left out, docs/
+    MODEL.md). A routed expert's GEMM sees only the tokens routed to it, ``expert_rows``
+    (:func:`_expert_rows`): a few hundred for a fine-grained expert at a small expert-
+    parallel size, where the grouped GEMM's efficiency falls with its rows.
 
     A MoE layer's MLP is its experts, each ``expert_ffn_size`` wide: the routed ones run
     unsplit (expert TP 1, as DeepSeek-V3 and Megatron-Core's MoE recipes run them) on the
@@ -546,20 +557,42 @@ def _gemm_width(workload: Workload, t: Array) -> Array:
     """
     h, kv = float(workload.hidden_size), float(workload.kv_dim)
     q = float(workload.q_dim)
-    gemms = [(h, (q + 2.0 * kv) / t, h * (q + 2.0 * kv)), (q / t, h, q * h)]
+    every = np.inf  # a dense GEMM's rows: every token (above)
+    gemms = [(every, h, (q + 2.0 * kv) / t, h * (q + 2.0 * kv)), (every, q / t, h, q * h)]
     moe = workload.moe
     if moe is None:
         gemms += _mlp_gemms(workload, float(workload.ffn), t, 1.0)
     else:
         expert = float(moe.expert_ffn_size or workload.ffn)
         share = moe.moe_layer_fraction
-        gemms += _mlp_gemms(workload, expert, 1.0, moe.top_k * share)
+        gemms += _mlp_gemms(workload, expert, 1.0, moe.top_k * share, expert_rows)
         if moe.shared_experts:
             gemms += _mlp_gemms(workload, expert, t, moe.shared_experts * share)
         if share < 1.0:
             gemms += _mlp_gemms(workload, float(workload.ffn), t, 1.0 - share)
-    total = sum(weight for _, _, weight in gemms)
-    return sum(weight * k * n / (k + n) for k, n, weight in gemms) / total
+    total = sum(weight for *_, weight in gemms)
+    return sum(weight / (1.0 / m + 1.0 / k + 1.0 / n) for m, k, n, weight in gemms) / total
+
+
+def _expert_parallel(workload: Workload, g: _Grid) -> Array:
+    """Expert-parallel ranks: the workload's, at most the stage's dp x cp x tp GPUs (expert
+    TP 1, as DeepSeek-V3 and Megatron-Core's MoE recipes run); 1 for a dense model."""
+    moe = workload.moe
+    if moe is None:
+        return np.ones_like(g.dp * g.cp * g.t)
+    return np.minimum(float(moe.expert_parallel or moe.experts), g.dp * g.cp * g.t)
+
+
+def _expert_rows(workload: Workload, g: _Grid) -> Array | float:
+    """The rows of one routed expert's GEMM per micro-batch, balanced routing: each of the
+    ``ep`` ranks of its expert-parallel group sends ``b s / (t cp)`` tokens (sequence
+    parallelism splits them over TP), each to top-k of the ``E`` experts: ``b s ep k /
+    (t cp E)``. Unbounded for a dense model."""
+    moe = workload.moe
+    if moe is None:
+        return np.inf
+    tokens = g.b * workload.seq_len / (g.t * g.cp)
+    return tokens * _expert_parallel(workload, g) * moe.top_k / moe.experts
 
 
 @dataclass(frozen=True)
@@ -819,7 +852,7 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
     attention_flops = workload.attention_flops_per_token * workload.batch_tokens * g.batch_scale
     # the per-rank matrix width at which a GPU reaches half its efficiency grows with its
     # ridge point (peak FLOP/s over HBM bytes/s): a faster GPU needs bigger matrices
-    width = _gemm_width(workload, t)
+    width = _gemm_width(workload, t, _expert_rows(workload, g))
     ridge = col["peak_bf16"] / col["hbm_bytes_per_s"] / REFERENCE_RIDGE
     eta = c.eta_compute_max * width / (width + c.matrix_width_half * ridge)
     # eta_compute_max is an A100's: a GPU whose matmuls reach less of their peak (measured
@@ -877,7 +910,7 @@ def _moe_permutation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     moe = workload.moe
     if moe is None:
         return np.zeros_like(g.t * g.col["gpu_count"])
-    ep = np.minimum(float(moe.expert_parallel or moe.experts), g.dp * g.cp * g.t)
+    ep = _expert_parallel(workload, g)
     sort = np.where(moe.experts / ep > 1, 4.0, 0.0)
     forward = 2.0 + 2.0 / moe.top_k + sort
     passes = forward * (1.0 + g.share) + forward
@@ -971,12 +1004,8 @@ def _parameters(workload: Workload, g: _Grid) -> _Parameters:
     # so each expert's copies form an expert-data-parallel group of dp x tp / ep GPUs, over
     # which ZeRO shards its states and its gradients reduce
     # CP ranks hold the same weights: the gradient and optimizer group is dp x cp
-    t, p, dp, moe = g.t, g.p, g.dp * g.cp, workload.moe
-    ep = (
-        np.minimum(float(moe.expert_parallel or moe.experts), dp * t)
-        if moe is not None
-        else np.ones_like(dp)
-    )
+    t, p, dp = g.t, g.p, g.dp * g.cp
+    ep = _expert_parallel(workload, g)
     edp = dp * t / ep
     # the embeddings sit on the end stages, not spread over them: the most loaded stage holds
     # its layers and one vocabulary x hidden matrix (both when one stage holds the model);

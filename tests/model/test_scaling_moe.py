@@ -9,6 +9,7 @@ from fabricscope.model.scaling import (
     PERMUTED_BYTES,
     LayoutGrid,
     ModelConstants,
+    _expert_rows,
     _gemm_width,
     _grid,
     _moe_permutation,
@@ -90,6 +91,42 @@ def test_shared_experts_split_by_tensor_parallelism_and_dense_layers_keep_the_de
         ]
     )
     assert _gemm_width(job, np.array([t]))[0] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("expert_parallel", "rows"), [(4, 2048.0), (8, 4096.0), (2, 1024.0)])
+def test_an_expert_sees_the_tokens_its_expert_parallel_group_routes_to_it(expert_parallel, rows):
+    # 8 data-parallel ranks of one micro-batch of 2,048 tokens: each of the EP group's ranks
+    # sends its 2,048 tokens to top-2 of the 8 experts, so an expert gets 2,048 x EP x 2 / 8
+    job = moe_job(expert_parallel=expert_parallel)
+    c = ModelConstants()
+    g = _grid(job, eight_h100(), LayoutGrid.partial(job, 1, 1, 1, Recompute.NONE, 1), c)
+    assert _expert_rows(job, g)[0, 0] == pytest.approx(rows)
+    assert _expert_rows(job.model_copy(update={"moe": None}), g) == np.inf
+
+
+def test_a_routed_expert_with_few_rows_is_narrower_and_slower_than_with_many():
+    job = moe_job()
+    h, e, rows = 1024.0, 512.0, 256.0
+    # the routed experts' GEMMs move M K + K N + M N elements for M K N multiply-adds
+    expected = sum(
+        w / d
+        for w, d in [
+            (3 * h * h, 1 / h + 1 / (3 * h)),  # QKV: every token, rows unbounded
+            (h * h, 1 / h + 1 / h),
+            (2 * h * 2 * e, 1 / rows + 1 / h + 1 / (2 * e)),
+            (2 * e * h, 1 / rows + 1 / e + 1 / h),
+        ]
+    ) / (3 * h * h + h * h + 2 * h * 2 * e + 2 * e * h)
+    one = np.array([1.0])
+    assert _gemm_width(job, one, rows)[0] == pytest.approx(expected)
+    assert _gemm_width(job, one, rows)[0] < _gemm_width(job, one)[0]
+    # fewer tokens per expert (a smaller expert-parallel group) computes slower, everything
+    # else the same: EP 2 and EP 4 each leave more than one expert per rank (the same shuffles)
+    hw = eight_h100()
+    layout = LayoutGrid.partial(job, 1, 1, 1, Recompute.NONE, 1)
+    narrow = estimate(moe_job(expert_parallel=2), hw, layout).compute_s[0]
+    wide = estimate(moe_job(expert_parallel=4), hw, layout).compute_s[0]
+    assert narrow > wide
 
 
 @pytest.mark.parametrize(
