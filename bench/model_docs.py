@@ -103,6 +103,8 @@ BLIND_KINDS = {
     "GPT OSS 120B": "GPT-OSS-120B (MoE)",
     "GPT-OSS 120B": "GPT-OSS-120B (MoE)",
     "GPT-OSS 20B": "GPT-OSS-20B (MoE)",
+    "Nemotron_3_Nano": "Nemotron 3 Nano (hybrid MoE)",
+    "Nemotron V3 Nano": "Nemotron 3 Nano (hybrid MoE)",
 }
 
 
@@ -124,8 +126,8 @@ def blind() -> str:
                 "NVIDIA's Megatron-Bridge pre-training tables (fixtures/published_runs/"
                 "megatron_bridge_performance_summary_archive.csv, releases 25.09-26.06; the dense "
                 "Llama 3 8B/70B/405B rows and the MoE models with a named architecture: "
-                "DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B, Kimi K2 and GPT-OSS-120B), each "
-                "row's own layout",
+                "DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B, Kimi K2, GPT-OSS-120B and the "
+                "hybrid Mamba-Transformer Nemotron 3 Nano), each row's own layout",
                 cases,
                 skipped,
                 system,

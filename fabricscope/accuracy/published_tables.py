@@ -65,6 +65,15 @@ class Table:
 
 
 TOKEN_DROP = "token dropping (a capacity factor) is not modelled"
+# Nemotron 3 Super and Ultra add to Nano's hybrid stack (whose Mamba-2 layers are modelled) two
+# things the model does not cost: LatentMoE, whose routed experts run on a latent narrower than
+# the hidden size behind their own projections, and multi-token prediction's extra layers
+LATENT_MOE = (
+    "LatentMoE (routed experts on a 1024-wide latent) and multi-token prediction (2 passes of "
+    "an attention and MoE block) are not modelled (NVIDIA-NeMo/Megatron-Bridge "
+    "recipes/nemotronh/h100/nemotron_3_super.py @067f987df03b: mtp_num_layers 2; "
+    "tests/unit_tests/models/nemotronh/test_nemotron_h_bridge.py: moe_latent_size 1024)"
+)
 MEGATRON_BRIDGE_TABLE = Table(
     family=FAMILY,
     path=MEGATRON_BRIDGE,
@@ -84,10 +93,12 @@ MEGATRON_BRIDGE_TABLE = Table(
         # its sliding window on every other layer modelled (Workload.attention_window); its
         # attention sinks not (the architecture's source says so)
         "GPT OSS 120B": "gpt-oss-120b",
+        # hybrid Mamba-Transformer: its Mamba-2 layers modelled (Workload.mamba)
+        "Nemotron_3_Nano": "nemotron-3-nano",
     },
     precision_of=lambda row: (row["precision"] or "").strip(),
     unmapped={
-        "Nemotron_3": "hybrid Mamba-Transformer: Mamba layers are not modelled",
+        "Nemotron_3_Super": LATENT_MOE,
         "DeepSeekV3 (w/ MTP)": "multi-token prediction's extra layer is not modelled",
         "DeepSeekV3 (tokendrop)": TOKEN_DROP,
         "Qwen3_30B_a3B (tokendrop)": TOKEN_DROP,
@@ -141,10 +152,15 @@ AUTOMODEL_TABLE = Table(
         "Kimi K2": "kimi-k2",
         "GPT-OSS 20B": "gpt-oss-20b",
         "GPT-OSS 120B": "gpt-oss-120b",
+        "Nemotron V3 Nano 30B (26.02)": "nemotron-3-nano",
     },
     precision_of=lambda row: _automodel_heading(row)[1],
     unmapped={
-        "Nemotron V3": "hybrid Mamba-Transformer: Mamba layers are not modelled",
+        "Nemotron V3 Super": LATENT_MOE,
+        # Ultra as Super: LatentMoE and MTP layers (NVIDIA, 'Nemotron 3', arXiv:2512.20848)
+        "Nemotron V3 Ultra": LATENT_MOE.split(" (NVIDIA-NeMo")[0]
+        + " (NVIDIA, 'Nemotron 3' white paper, arXiv:2512.20848: Super and Ultra use LatentMoE "
+        "and MTP layers)",
     },
     system_of=lambda row: _automodel_heading(row)[0],
     sequence_column="seq_length",

@@ -532,6 +532,21 @@ def _mlp_gemms(
     return [(rows, h, up / t, share * h * up), (rows, ffn / t, h, share * ffn * h)]
 
 
+def _mamba_gemms(workload: Workload, t: Array | float) -> list[Any]:
+    """A hybrid's Mamba-2 projections per MLP layer, as (M, K, N, FLOP weight) on one tensor-
+    parallel rank: in_proj (K = h, N = its z, x, B, C and dt over t: a column-parallel
+    linear) and out_proj (K = d_inner / t, N = h: row-parallel), as Megatron-Core's
+    MambaMixer splits them, on every token (M unbounded, as a dense GEMM's); none for a
+    transformer."""
+    mamba = workload.mamba
+    if mamba is None:
+        return []
+    h, width, inner = float(workload.hidden_size), float(mamba.in_proj_width), float(mamba.inner)
+    share = mamba.layers / workload.layers
+    every = np.inf
+    return [(every, h, width / t, share * h * width), (every, inner / t, h, share * inner * h)]
+
+
 def _gemm_width(workload: Workload, t: Array, expert_rows: Array | float = np.inf) -> Array:
     """The layer's GEMMs' effective width on one tensor-parallel rank.
 
@@ -557,8 +572,13 @@ def _gemm_width(workload: Workload, t: Array, expert_rows: Array | float = np.in
     """
     h, kv = float(workload.hidden_size), float(workload.kv_dim)
     q = float(workload.q_dim)
+    a = workload.attention_layers / workload.layers  # a hybrid's attention per MLP layer
     every = np.inf  # a dense GEMM's rows: every token (above)
-    gemms = [(every, h, (q + 2.0 * kv) / t, h * (q + 2.0 * kv)), (every, q / t, h, q * h)]
+    gemms = [
+        (every, h, (q + 2.0 * kv) / t, a * h * (q + 2.0 * kv)),
+        (every, q / t, h, a * q * h),
+    ]
+    gemms += _mamba_gemms(workload, t)
     moe = workload.moe
     if moe is None:
         gemms += _mlp_gemms(workload, float(workload.ffn), t, 1.0)
@@ -781,7 +801,8 @@ def _valid(workload: Workload, g: _Grid) -> Array:
 
 def _model_flops_step(workload: Workload) -> float:
     """The model FLOPs of one step (model-notes 4.1), recompute excluded."""
-    attention_flops = workload.attention_flops_per_token
+    # a hybrid's SSD scans are FLOPs beside its parameters' (0 for a transformer)
+    attention_flops = workload.attention_flops_per_token + workload.ssm_scan_flops_per_token
     p_act, p_train = workload.active_params, workload.trainable_params
     if workload.lora is None:
         model_flops_token = 6.0 * p_act + attention_flops  # per token, fwd + bwd
@@ -805,9 +826,15 @@ def _high_precision_flops_step(workload: Workload) -> float:
     Megatron-Core's FP8 recipes quantise the linear layers only ("SDPA/Embedding/LM Head/
     Router/Loss/Optimizer, etc., remain at their original high precision": NVIDIA/Megatron-LM
     docs/discussions/deepseek-v3-gb200-optimization @79e8592bb7a3); torchtitan's Float8
-    skips the output layer (train_configs/llama3_8b.toml filter_fqns = ["output"])."""
+    skips the output layer (train_configs/llama3_8b.toml filter_fqns = ["output"]). A
+    hybrid's SSD scans run in mamba_ssm's Triton kernels, not in Transformer Engine's FP8
+    linears: at BF16 too."""
     passes = 6.0 if workload.lora is None else 4.0  # frozen base: no weight gradients
-    per_token = workload.attention_flops_per_token + passes * workload.embedding_params
+    per_token = (
+        workload.attention_flops_per_token
+        + workload.ssm_scan_flops_per_token
+        + passes * workload.embedding_params
+    )
     return per_token * workload.batch_tokens
 
 
@@ -921,9 +948,15 @@ def _moe_permutation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
 
 
 def _tp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
-    """Tensor parallel: 4 all-reduces per layer per micro-batch (+2 with full recompute)."""
+    """Tensor parallel: 4 all-reduces per layer per micro-batch (+2 with full recompute):
+    one in the forward and one in the backward of each sublayer, attention and MLP (+1 with
+    full recompute). A hybrid's Mamba-2 layer is one more such sublayer: Megatron-Core's
+    MambaMixer is a column-parallel in_proj and a row-parallel out_proj over the heads and
+    groups (megatron/core/ssm/mamba_mixer.py), one collective each way as attention's; its
+    MLP layers carry the attention and Mamba-2 layers spread over them."""
     tp_volume = g.b * (workload.seq_len / g.cp) * workload.hidden_size * g.beta
-    tp_colls = 4.0 + 2.0 * g.share
+    mixers = (workload.attention_layers + workload.mamba_layers) / workload.layers
+    tp_colls = (2.0 + g.share) * (1.0 + mixers)
     tp_time = (
         (g.m * workload.layers / g.p)
         * tp_colls

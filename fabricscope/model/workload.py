@@ -63,6 +63,65 @@ class MoE(_Spec):
         return self
 
 
+class Mamba(_Spec):
+    """A hybrid Mamba-Transformer's state-space layers (Nemotron-H, Nemotron 3): Mamba-2
+    mixers (Dao & Gu 2024, arXiv:2405.21060) beside attention, as Megatron-Core's hybrid
+    stack places them (``hybrid_layer_pattern``: ``M`` a Mamba-2 layer, ``*`` an attention
+    layer, ``-`` an MLP, ``E`` an MoE layer, each its own layer with its own norm). With it a
+    workload's ``layers`` are the MLP (or MoE) layers; attention runs on ``attention_layers``
+    and Mamba-2 on ``layers`` of this spec. The mixer's sizes are Megatron-Core's MambaMixer's
+    (megatron/core/ssm/mamba_mixer.py): ``heads`` x ``head_dim`` channels (d_inner), ``groups``
+    of B and C of ``state_size`` each, a depthwise causal convolution ``conv_kernel`` wide and
+    the SSD scan in chunks of ``chunk_size`` tokens."""
+
+    layers: int = Field(ge=0, le=1000, description="Mamba-2 layers (the pattern's M)")
+    attention_layers: int = Field(
+        ge=0, le=1000, description="attention layers (the pattern's *); 0 for a pure SSM"
+    )
+    state_size: int = Field(gt=0, le=4096, description="the SSM state per group (d_state, N)")
+    heads: int = Field(gt=0, le=4096, description="Mamba-2 heads (nheads)")
+    head_dim: int = Field(gt=0, le=4096, description="channels per head (headdim, P)")
+    groups: int = Field(default=1, gt=0, le=4096, description="B and C groups (ngroups)")
+    conv_kernel: int = Field(default=4, gt=0, le=64, description="causal convolution (d_conv)")
+    chunk_size: int = Field(default=128, gt=0, le=65_536, description="SSD chunk (Q)")
+
+    @model_validator(mode="after")
+    def _groups_divide_heads(self) -> Self:
+        if self.heads % self.groups:
+            raise ValueError(f"mamba.groups ({self.groups}) must divide mamba.heads ({self.heads})")
+        return self
+
+    @property
+    def inner(self) -> int:
+        """The mixer's channels, heads x head_dim (Megatron's d_inner)."""
+        return self.heads * self.head_dim
+
+    @property
+    def in_proj_width(self) -> int:
+        """in_proj's output: z and x (d_inner each), B and C (groups x state each), dt per
+        head."""
+        return 2 * self.inner + 2 * self.groups * self.state_size + self.heads
+
+    def params_per_layer(self, hidden_size: int) -> int:
+        """in_proj and out_proj, the convolution's weights and bias over x, B and C, A, D
+        and dt's bias per head, and the gated norm over d_inner (MambaMixer's parameters)."""
+        conv_channels = self.inner + 2 * self.groups * self.state_size
+        projections = hidden_size * self.in_proj_width + self.inner * hidden_size
+        return projections + conv_channels * (self.conv_kernel + 1) + 3 * self.heads + self.inner
+
+    @property
+    def scan_flops_per_token(self) -> float:
+        """One layer's SSD scan, forward, per token: the chunked algorithm's matmuls
+        (arXiv:2405.21060 section 6, Listing 1), with chunk Q, state N and head dim P: the
+        diagonal blocks' C B^T (2 Q N per token, once per group, as mamba_ssm's _bmm_chunk
+        computes it) and their product with X (2 Q P per head), each chunk's state B^T X
+        (2 N P per head) and the output from the carried states C h (2 N P per head); the
+        states passed between chunks (N P per head per chunk) are left out. At N = P = Q it is
+        the paper's O(T N^2). Dense blocks, as the kernels' tiles run them."""
+        q, n, p = float(self.chunk_size), float(self.state_size), float(self.head_dim)
+        return self.heads * (2.0 * q * p + 4.0 * n * p) + self.groups * 2.0 * q * n
+
+
 class LoRA(_Spec):
     """Low-rank adapters on ``matrices_per_layer`` weight matrices of every layer.
 
@@ -134,6 +193,11 @@ class Workload(_Spec):
     vocab_size: int = Field(gt=0, le=10_000_000)
     tied_embeddings: bool = False
     moe: MoE | None = None
+    mamba: Mamba | None = Field(
+        default=None,
+        description="hybrid Mamba-Transformer: Mamba-2 layers beside attention; layers then "
+        "counts the MLP (or MoE) layers",
+    )
     lora: LoRA | None = None
     tokens: float = Field(gt=0, le=1e16, description="training tokens")
     global_batch_tokens: int | None = Field(default=None, gt=0)
@@ -215,6 +279,8 @@ class Workload(_Spec):
             raise ValueError(f"workload {self.name!r}: rope_head_dim is MLA's: give kv_lora_rank")
         if self.lora is not None and self.moe is not None:
             raise ValueError(f"workload {self.name!r}: LoRA on MoE models is not modelled")
+        if self.lora is not None and self.mamba is not None:
+            raise ValueError(f"workload {self.name!r}: LoRA on hybrid models is not modelled")
         return self
 
     # ---- derived sizes (elements and parameter counts)
@@ -248,9 +314,21 @@ class Workload(_Spec):
         return (self.kv_heads or self.heads) * self.head_width
 
     @property
+    def attention_layers(self) -> int:
+        """The layers with attention: every layer, or a hybrid's ``mamba.attention_layers``."""
+        return self.layers if self.mamba is None else self.mamba.attention_layers
+
+    @property
+    def mamba_layers(self) -> int:
+        """A hybrid's Mamba-2 layers (0 for a transformer)."""
+        return 0 if self.mamba is None else self.mamba.layers
+
+    @property
     def windowed_layers(self) -> float:
         """The layers whose attention is banded to attention_window (0 without a window)."""
-        return 0.0 if self.attention_window is None else self.layers * self.window_layer_fraction
+        if self.attention_window is None:
+            return 0.0
+        return self.attention_layers * self.window_layer_fraction
 
     @property
     def attended_tokens_windowed(self) -> float:
@@ -267,8 +345,18 @@ class Workload(_Spec):
         4.1's 12 l s h, with h the query width heads x head width); a sliding-window layer
         attends to :attr:`attended_tokens_windowed` keys per query instead of s."""
         windowed = self.windowed_layers
-        keys = (self.layers - windowed) * self.seq_len + windowed * self.attended_tokens_windowed
+        full = self.attention_layers - windowed
+        keys = full * self.seq_len + windowed * self.attended_tokens_windowed
         return 12.0 * keys * self.q_dim
+
+    @property
+    def ssm_scan_flops_per_token(self) -> float:
+        """A hybrid's SSD scans, forward and backward (twice the forward, as for a matmul),
+        over its Mamba-2 layers (:attr:`Mamba.scan_flops_per_token`); 0 for a transformer.
+        The projections around them are matmuls over parameters, in 6N."""
+        if self.mamba is None:
+            return 0.0
+        return 3.0 * self.mamba.layers * self.mamba.scan_flops_per_token
 
     @property
     def activation_bytes_per_token_width(self) -> float:
@@ -280,6 +368,11 @@ class Workload(_Spec):
         first GEMM's output (2f wide when gated) and the second GEMM's input; each dropout
         keeps a 1-byte mask. The s x s scores are counted separately (none with Flash).
         Q and the output projection's input are heads x head width wide.
+
+        A hybrid's are per MLP layer: its attention layers' and Mamba-2 layers' spread over
+        the MLP layers the pipeline stages count. A Mamba-2 layer keeps its norm's input, the
+        in_proj's input and output (z, x, B, C, dt) and the out_proj's input (d_inner wide);
+        the fused kernel recomputes the convolution and the scan's inner states.
         """
         h = self.hidden_size
         q = self.q_dim / h
@@ -288,7 +381,14 @@ class Workload(_Spec):
         attention = 2 + 2 * q + 4 * kv + 2 * q
         mlp = 2 + (6 if self.gated_mlp else 4) * f
         masks = 2 if self.dropout else 0
-        return attention + mlp + 4 + masks
+        if self.mamba is None:
+            return attention + mlp + 4 + masks
+        mamba = 2 + 2 * self.mamba.in_proj_width / h + 2 * self.mamba.inner / h
+        sublayer = 2 + masks / 2  # each sublayer's norm input and dropout mask
+        mixers = self.attention_layers * (attention + sublayer) + self.mamba_layers * (
+            mamba + sublayer
+        )
+        return mlp + sublayer + mixers / self.layers
 
     @property
     def _attention_params_per_layer(self) -> int:
@@ -303,17 +403,19 @@ class Workload(_Spec):
         return self.vocab_size * self.hidden_size * (1 if self.tied_embeddings else 2)
 
     def _derived_params(self, active: bool) -> float:
-        per_layer_dense = self._attention_params_per_layer + self._mlp_params(self.ffn)
+        dense_mlp = self._mlp_params(self.ffn)
         if self.moe is None:
-            layers = self.layers * per_layer_dense
+            layers = self.layers * dense_mlp
         else:
             moe = self.moe
             expert = self._mlp_params(moe.expert_ffn_size or self.ffn)
             used = (moe.top_k if active else moe.experts) + moe.shared_experts
-            moe_layer = self._attention_params_per_layer + used * expert
             moe_layers = round(self.layers * moe.moe_layer_fraction)
-            layers = moe_layers * moe_layer + (self.layers - moe_layers) * per_layer_dense
-        return float(layers + self.embedding_params)
+            layers = moe_layers * used * expert + (self.layers - moe_layers) * dense_mlp
+        mixers = self.attention_layers * self._attention_params_per_layer
+        if self.mamba is not None:
+            mixers += self.mamba.layers * self.mamba.params_per_layer(self.hidden_size)
+        return float(layers + mixers + self.embedding_params)
 
     @property
     def total_params(self) -> float:

@@ -36,6 +36,7 @@ SHAPE_FIELDS = frozenset(
         "rope_head_dim",
         "attention_window",
         "window_layer_fraction",
+        "mamba",
     }
 )
 # a workload's global batch: in tokens or in sequences, exactly one of them
@@ -168,6 +169,13 @@ def serving_architecture(shape: Any, context: int, origin: str) -> Workload:
         name = str(fields.pop("name", "model"))
     else:
         raise WorkloadError(f"{origin}: architecture: give a name or an object of shape fields")
+    if fields.get("mamba") is not None:
+        # its Mamba-2 layers hold an SSM state, not a KV cache; the serving model reads every
+        # layer as attention
+        raise WorkloadError(
+            f"{origin}: architecture: {name!r} is a hybrid Mamba-Transformer, which the serving "
+            "model does not cost (its Mamba-2 layers' state in place of a KV cache)"
+        )
     plan = {"name": name, "seq_len": max(context, 1), "tokens": float(max(context, 1))}
     return parse_workload({**fields, **plan, "global_batch_size": 1}, f"{origin}: architecture")
 
