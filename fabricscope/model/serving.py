@@ -9,7 +9,9 @@ experts. For a batch of ``b`` sequences decoding together (continuous batching):
 
 - a decode step reads the replica's weights and the batch's KV cache (MLA's latent where the
   architecture has one) from HBM, or is bound by compute at large batch: ``max(bytes / HBM
-  bandwidth, FLOPs / peak)``, each at an efficiency, plus the runtime's overhead per sequence;
+  bandwidth, FLOPs / matmul ceiling)``, each at an efficiency, plus the runtime's overhead per
+  sequence; the ceiling is the share of its peak the GPU's matmuls reach in a benchmark
+  (``gemm_ceilings.csv``, as in the training model);
 - prefill of a request is compute: ``2 x active parameters x input tokens`` plus causal
   attention, at the prefill efficiency, and its prompt's all-reduces; its time is the time to
   first token, and each request's prefill interrupts the batch's decoding once
@@ -67,14 +69,16 @@ class ServingConstants:
         "(accuracy/serving_accuracy.py fit)",
     )
     decode_compute_efficiency: float = _constant(
-        0.4,
-        "fitted",
-        "share of peak FLOP/s a decode step's matmuls reach when compute-bound; fitted as above",
-    )
-    prefill_efficiency: float = _constant(
         0.6,
         "fitted",
-        "share of peak FLOP/s prefill's matmuls and attention reach; fitted as above",
+        "share of the GPU's measured matmul ceiling (its peak FLOP/s x gemm_ceilings.csv's "
+        "share) a decode step's matmuls reach when compute-bound; fitted as above",
+    )
+    prefill_efficiency: float = _constant(
+        0.8,
+        "fitted",
+        "share of the GPU's measured matmul ceiling prefill's matmuls and attention reach; "
+        "fitted as above",
     )
     sequence_overhead_s: float = _constant(
         1e-5,
@@ -103,6 +107,16 @@ class ServingConstants:
     )
     activation_bytes: float = _constant(
         2.0, "measured", "bytes per activation value passed between GPUs (16-bit)"
+    )
+    at_matmul_ceiling: bool = _constant(
+        True,
+        "policy",
+        "compute runs at the efficiencies' share of the GPU's measured matmul ceiling for the "
+        "precision (gemm_ceilings.csv: Bekman's maximum achievable matmul FLOPS table; a GPU "
+        "or precision unmeasured takes the training model's rule: its BF16 share for FP8, the "
+        "A100's share for BF16), so a GPU whose matmuls reach less of their datasheet peak "
+        "(MI300X 51% of BF16's, H100 80%) computes proportionally slower; False: at the "
+        "datasheet peak (the plain roofline baseline)",
     )
     ttft_p50_ratio: float = _constant(
         0.92,
@@ -479,6 +493,8 @@ def estimate_serving(
             "nvlink_domain_gpus",
             "peak_bf16",
             "peak_fp8",
+            "gemm_ceiling_bf16",
+            "gemm_ceiling_fp8",
             "hbm_bytes",
             "hbm_bytes_per_s",
             "scaleup_bytes_per_s",
@@ -522,7 +538,11 @@ def estimate_serving(
         valid = gpus <= col["gpu_count"]
     multi = (stages_across > 1) | ep_across
 
-    peak = np.where(job.weights == "bf16", col["peak_bf16"], col["peak_fp8"])
+    # the FLOP/s the efficiencies are shares of: the GPU's measured matmul ceiling per precision
+    # (ServingConstants.at_matmul_ceiling), or its datasheet peak for the roofline baseline
+    bf16 = col["peak_bf16"] * (col["gemm_ceiling_bf16"] if c.at_matmul_ceiling else 1.0)
+    fp8 = col["peak_fp8"] * (col["gemm_ceiling_fp8"] if c.at_matmul_ceiling else 1.0)
+    peak = np.where(job.weights == "bf16", bf16, fp8)
     weights_per_gpu = weights_on(gpus)
     kv_per_gpu = b * job.memory_context_tokens * job.kv_bytes_per_token / gpus
     # the KV cache takes its share of the memory the weights leave (TensorRT-LLM's rule)
@@ -537,10 +557,7 @@ def estimate_serving(
     # the matmuls at the weights' precision, attention over the context at 16 bits
     attention_flops = job.attention_flops_per_context_token * job.decode_context_tokens
     compute_time = (
-        micro
-        / gpus
-        * (2.0 * active / peak + attention_flops / col["peak_bf16"])
-        / c.decode_compute_efficiency
+        micro / gpus * (2.0 * active / peak + attention_flops / bf16) / c.decode_compute_efficiency
     )
     layers_per_stage = arch.layers / p
     volume = micro * arch.hidden_size * c.activation_bytes

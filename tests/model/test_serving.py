@@ -127,6 +127,31 @@ def test_prefill_all_reduces_every_prompt_token_over_the_gpus_link():
     assert extra_s * 1e3 <= slow["ttft_ms"] - fast["ttft_ms"] <= 1.1 * extra_s * 1e3
 
 
+@pytest.mark.parametrize(("gpu", "ceiling"), [("MI300X-OAM-192GB", 668.4), (H100, 794.5)])
+def test_compute_runs_at_the_gpus_measured_matmul_ceiling_not_its_datasheet_peak(gpu, ceiling):
+    # an 8,192-token prompt of an 8B model on one GPU, a few sequences decoding (the TPOT
+    # target): its time to first token is nearly all prefill, compute at the efficiency's
+    # share of the matmuls' measured best (gemm_ceilings.csv, BF16 TFLOP/s) where the plain
+    # roofline takes the datasheet peak
+    spec = catalog.gpu_specs()[gpu]
+    share = ceiling / spec.bf16_dense_tflops
+    job = ServingWorkload(
+        name="long prompt",
+        architecture=preset("llama3-8b"),
+        weights="bf16",
+        input_tokens=8192,
+        output_tokens=1000,
+        tpot_ms=10.0,
+        latency_percentile="mean",
+    )
+    hw = catalog.build([{"gpu_model": gpu, "gpu_count": 1, "gpus_per_node": 8}])
+    at_ceiling = estimate_serving(job, hw, ServingConstants(), (1, 1)).row(0)
+    at_peak = estimate_serving(job, hw, ServingConstants(at_matmul_ceiling=False), (1, 1)).row(0)
+    slower = at_ceiling["ttft_ms"] / at_peak["ttft_ms"]
+    assert 0.95 / share < slower <= 1.0 / share
+    assert at_ceiling["tokens_per_s_per_gpu"] < at_peak["tokens_per_s_per_gpu"]
+
+
 def test_attention_data_parallel_splits_only_the_routed_experts():
     arch = preset("mixtral-8x7b")
     job = ServingWorkload(name="moe", architecture=arch, input_tokens=100, output_tokens=100)

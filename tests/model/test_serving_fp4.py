@@ -17,11 +17,13 @@ B200 = "B200-SXM-180GB"  # gpus.csv: FP8 4,500, FP4 9,000 dense TFLOP/s
 H100 = "H100-SXM-80GB"  # FP8 1,979, no FP4
 A100 = "A100-SXM-80GB"  # BF16 312 only
 PROMPT = 32_000
+# every efficiency 1 of the datasheet peaks (not the measured matmul ceilings: tested apart)
 IDEAL = ServingConstants(
     hbm_efficiency=1.0,
     decode_compute_efficiency=1.0,
     prefill_efficiency=1.0,
     sequence_overhead_s=0.0,
+    at_matmul_ceiling=False,
 )
 
 
