@@ -201,10 +201,13 @@ SERVING_FIELDS: dict[str, tuple[str, type, bool]] = {
 
 
 def serving_choices() -> dict[str, tuple[str, ...]]:
-    """The values a serving text field may take: named architectures and the precisions
+    """The values a serving text field may take: the named architectures the serving model
+    costs (not a hybrid Mamba-Transformer's, which it refuses) and the precisions
     ServingWorkload accepts."""
     return {
-        "architecture": tuple(architectures()),
+        "architecture": tuple(
+            name for name, entry in architectures().items() if entry["fields"].get("mamba") is None
+        ),
         "weights": get_args(ServingWorkload.model_fields["weights"].annotation),
         "kv_cache": get_args(ServingWorkload.model_fields["kv_cache"].annotation),
         "latency_percentile": get_args(

@@ -192,3 +192,14 @@ def test_a_link_with_more_stars_than_a_shortlist_holds_keeps_the_first():
         f"star: {len(keys)} offers starred, a shortlist holds at most {MAX_STARS}; the first "
         f"{MAX_STARS} are kept"
     ]
+
+
+def test_the_serve_form_offers_only_architectures_the_serving_model_costs():
+    from fabricscope.app.view_state import serving_choices
+    from fabricscope.model.workloads import architectures
+
+    offered = serving_choices()["architecture"]
+    hybrids = {name for name, entry in architectures().items() if entry["fields"].get("mamba")}
+    # nemotron-3-nano is a hybrid Mamba-Transformer: the serving model refuses it
+    assert "nemotron-3-nano" in hybrids and not hybrids & set(offered)
+    assert {"llama3-70b", "deepseek-v3", "gpt-oss-120b"} <= set(offered)
