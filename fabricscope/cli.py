@@ -172,10 +172,13 @@ def print_rows(
     title: str | None = None,
     notes: Sequence[str] = (),
     optional: Sequence[str] = (),
+    whole: bool = False,
 ) -> None:
     """Rows as JSON, CSV or a table. A table only: ``notes`` are lines under it, and the
     ``optional`` columns (in the order to drop them) are left out, and named in a note, while
-    the table is wider than the terminal, so that numbers stay whole and text has room."""
+    the table is wider than the terminal, so that numbers stay whole and text has room;
+    ``whole``: while its text does not fit unfolded either (a table made to read a row a
+    line)."""
     if fmt is OutputFormat.JSON:
         names = [_header(c) for c in columns]
         records = [
@@ -189,7 +192,8 @@ def print_rows(
             [["" if v is None else _escaped(_jsonable(v)) for v in row] for row in rows]
         )
     else:
-        _print_table(columns, [[_cell(v) for v in row] for row in rows], title, notes, optional)
+        cells = [[_cell(v) for v in row] for row in rows]
+        _print_table(columns, cells, title, notes, optional, whole)
 
 
 def _widest(columns: Sequence[str], cells: list[list[str]], index: int) -> int:
@@ -202,12 +206,13 @@ def _print_table(
     title: str | None,
     notes: Sequence[str],
     optional: Sequence[str],
+    whole: bool = False,
 ) -> None:
     number = [_is_number_column([row[i] for row in cells]) for i in range(len(columns))]
 
     def least(i: int) -> int:  # a number column's whole width; text folds down to a minimum
         widest = _widest(columns, cells, i)
-        return widest if number[i] else min(widest, TEXT_MIN_WIDTH)
+        return widest if number[i] or whole else min(widest, TEXT_MIN_WIDTH)
 
     shown = list(range(len(columns)))
     left_out = []
@@ -977,6 +982,7 @@ def _estimate_serving(
                     job, found, gpus * usd_per_gpu_hour, serving_capacity(job, found, gpus)
                 )
         records.append(record)
+    _with_serving_bands(records, job)
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(records, indent=2, default=_jsonable) + "\n")
         return
@@ -988,7 +994,8 @@ def _estimate_serving(
         note = _serve_note(job, ranked=False)
         if usd_per_gpu_hour is None:
             note += "; --usd-per-gpu-hour prices each million tokens"
-        _print_records(table, records, job.name, [note], SERVE_ESTIMATE_OPTIONAL)
+        notes = [note, *_serving_band_caveat(records), *_band_notes(records, serving=True)]
+        _print_records(table, records, job.name, notes, SERVE_ESTIMATE_OPTIONAL)
         return
     columns = [
         "gpu_model",
@@ -1017,10 +1024,60 @@ def _estimate_serving(
             if usd_per_gpu_hour is not None
             else []
         ),
+        *SERVE_ESTIMATE_BAND_COLUMNS,
+        *(
+            ["usd_per_million_output_tokens_band_low", "usd_per_million_output_tokens_band_high"]
+            if usd_per_gpu_hour is not None
+            else []
+        ),
     ]
     print_rows(
         columns, [[_rounded(r.get(c)) for c in columns] for r in records], fmt, title=job.name
     )
+
+
+# a served model's error band (fabricscope/model/error_bands.py, SERVING) in csv: of its
+# output tokens/s per GPU at the latency target
+SERVE_ESTIMATE_BAND_COLUMNS = [
+    "error_band_pct",
+    "error_bias_pct",
+    "error_band_runs",
+    "error_band_cell",
+    "tokens_per_s_per_gpu_band_low",
+    "tokens_per_s_per_gpu_band_high",
+]
+
+
+def _with_serving_bands(records: list[dict[str, Any]], job: Any) -> None:
+    """Each serving estimate with the serving model's held-out error for its GPU and the
+    model, and its tokens/s per GPU (and USD per million output tokens, where priced) at the
+    band's ends; one look-up per GPU model."""
+    from fabricscope.model.error_bands import serving_band_for, serving_ranges
+
+    bands = {gpu: serving_band_for(gpu, job) for gpu in {r.get("gpu_model") for r in records}}
+    for record in records:
+        band = bands[record.get("gpu_model")]
+        if band is None:
+            continue
+        record |= band.fields()
+        tokens, usd = (
+            record.get("tokens_per_s_per_gpu"),
+            record.get("usd_per_million_output_tokens"),
+        )
+        spans = serving_ranges(band.percent, tokens, tokens, math.nan if _missing(usd) else usd)
+        record |= {
+            name: None if math.isnan(value) else float(value)  # no end past a 100% band
+            for name, value in spans.items()
+            if "usd_per_gpu_hour" in record or name.startswith("tokens")
+        }
+
+
+def _serving_band_caveat(records: Sequence[dict[str, Any]]) -> list[str]:
+    """Where a shown replica spans nodes: that no held-out serving run crossed a fabric."""
+    from fabricscope.model.error_bands import SERVING_FABRIC_CAVEAT
+
+    spans = any(_spans_nodes(r) for r in records if r.get("error_band_pct") is not None)
+    return [f"{BAND_HEADER}: {SERVING_FABRIC_CAVEAT}"] if spans else []
 
 
 def _serving_layout(text: str) -> tuple[int, int]:
@@ -1290,34 +1347,107 @@ RANK_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "fabric (as estimated)": lambda r: r["fabric_estimated_as"],
     "Pareto": lambda r: _yes_no(r["pareto"]),
 }
-# a served model's ranked offer (rank --serve)
+
+
+def _gpu_name(gpu_model: str | None) -> str | None:
+    from fabricscope.rank.ranking import gpu_name
+
+    return gpu_name(gpu_model)
+
+
+def _seller_short(row: dict[str, Any]) -> str:
+    """The provider, or 'Y via X' where a reseller X sells the provider Y's machine."""
+    sold_by = row.get("sold_by")
+    if _missing(sold_by) or sold_by == row["provider"]:
+        return str(row["provider"])
+    return f"{row['provider']} via {sold_by}"
+
+
+def _layout_short(layout: str | None) -> str | None:
+    """'TP2 x PP1, batch 256' as 'TP2xPP1 b256' ('DEP16 x PP2, batch 64, prefill apart' as
+    'DEP16xPP2 b64 +P'): the serving table's legend reads it."""
+    if _missing(layout) or not layout:
+        return None
+    return (
+        str(layout).replace(" x ", "x").replace(", batch ", " b").replace(", prefill apart", " +P")
+    )
+
+
+def _spans_nodes(row: dict[str, Any]) -> bool:
+    from fabricscope.rank.estimators import spans_nodes
+
+    return spans_nodes(row.get("verdict"))
+
+
+def _fabric_short(row: dict[str, Any]) -> str | None:
+    """'1 node' where a replica fits one node, else the fabric's share (the worse end's)."""
+    if _missing(row.get("verdict")):
+        return None
+    return _percent(row["fabric_share"]) if _spans_nodes(row) else "1 node"
+
+
+# a served model's ranked offer (rank --serve): a row a line at 200 columns. Text that runs
+# long is shortened and read in the notes under the table (``_serve_notes``): the offer as
+# its GPU and GPUs per node (its label and id in csv and json), a reseller as "via", the
+# verdict and the fabric as "1 node" or the fabric's share, each multi-node offer's verdict
+# and fabric in full below
 SERVE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
-    **OFFER_HEAD,
+    "#": lambda r: r["rank"],
+    "provider": _seller_short,
+    "GPU": lambda r: _gpu_name(r["gpu_model"]),
+    "per node": lambda r: r["gpus_per_node"],
+    "GPUs": lambda r: r["gpus"],
     "region": _region,
     "USD/M out": lambda r: _per_million(r["usd_per_million_output_tokens"]),
     "USD/M in": lambda r: _per_million(r["usd_per_million_input_tokens"]),
     # output tokens/s per GPU at the worse fabric end to the better (the app's column)
     "tok/s/GPU": lambda r: _tokens(r["tokens_per_s_per_gpu"], r["tokens_per_s_per_gpu_low"]),
+    BAND_HEADER: _band,
     "TPOT (ms)": lambda r: _ms(r["tpot_ms"], r["tpot_ms_low"]),
     "TTFT (ms)": lambda r: _ms(r["ttft_ms"]),
     "req/s": lambda r: _number(r["capacity_requests_per_s"], 1),
-    "layout": lambda r: r["layout"],
+    "layout": lambda r: _layout_short(r["layout"]),
     "cost (USD)": lambda r: _usd(r["total_cost_usd"], r["total_cost_usd_low"]),
     "not priced": lambda r: r.get("costs_unknown"),
     "USD/GPU-h": lambda r: _number(r["price_usd_per_gpu_hour"], 3),
-    "verdict": lambda r: r["verdict"],
-    "fabric (as estimated)": lambda r: r["fabric_estimated_as"],
+    "fabric": _fabric_short,
     "Pareto": lambda r: _yes_no(r["pareto"]),
 }
 SERVE_OPTIONAL = [
     "Pareto",
     "not priced",
     "region",
-    "verdict",
-    "TTFT (ms)",
+    "per node",
     "layout",
+    "TTFT (ms)",
     "USD/M in",
 ]
+# what the serving table's short columns say
+SERVE_LEGEND = (
+    "GPU: the offer's GPU (its label and id: --format csv or json); provider 'X via Y': sold "
+    "by Y; tok/s/GPU: output tokens per second per GPU; layout: TP x PP of a replica, b its "
+    "batch, +P prefill on GPUs apart; fabric: '1 node' where a replica fits one node (the "
+    "fabric does not matter), else the fabric's share of a decode step (of the time to first "
+    "token where the KV cache crosses it) at the worse end, each such offer's verdict below"
+)
+
+
+def _serve_notes(records: Sequence[dict[str, Any]]) -> list[str]:
+    """Under the serving table: its legend, each multi-node offer's verdict and fabric as
+    estimated (offers alike share a line), and what each error band means."""
+    verdicts: dict[tuple[str, str], list[str]] = {}
+    for row in records:
+        if _spans_nodes(row):
+            key = (str(row["verdict"]), str(row.get("fabric_estimated_as")))
+            verdicts.setdefault(key, []).append(f"#{row['rank']}")
+    lines = [SERVE_LEGEND]
+    lines += [
+        f"{', '.join(ranks)}: {verdict} (fabric as estimated: {fabric})"
+        for (verdict, fabric), ranks in verdicts.items()
+    ]
+    return lines + _serving_band_caveat(records) + _band_notes(records, serving=True)
+
+
 RANGE_NOTE = (
     "days and cost: a range where the fabric is unknown, ranked by the worse end; cost is the "
     "whole cost (GPUs billed, a reserved term in full, storage, egress), without the parts "
@@ -1361,6 +1491,7 @@ SERVE_ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "fabric": lambda r: r.get("fabric_class"),
     "layout": lambda r: r["layout"],
     "tok/s/GPU": lambda r: _number(r["tokens_per_s_per_gpu"], 0),
+    BAND_HEADER: _band,
     # at the percentile the targets hold for (the note says which); JSON has the means too
     "TPOT (ms)": lambda r: _ms(r["tpot_ms_at_percentile"]),
     "TTFT (ms)": lambda r: _ms(r["ttft_ms_at_percentile"]),
@@ -1382,17 +1513,20 @@ def _print_records(
     title: str,
     notes: Sequence[str] = (),
     optional: Sequence[str] = (),
+    whole: bool = False,
 ) -> None:
     """Records as a table of the ``spec``'s columns (header -> the value shown)."""
     rows = [[show(record) for show in spec.values()] for record in records]
-    print_rows(list(spec), rows, OutputFormat.TABLE, title, notes, optional)
+    print_rows(list(spec), rows, OutputFormat.TABLE, title, notes, optional, whole)
 
 
-def _band_notes(records: Sequence[dict[str, Any]]) -> list[str]:
-    """What the error band column says, once per band the shown rows have."""
-    from fabricscope.model.error_bands import notes
+def _band_notes(records: Sequence[dict[str, Any]], serving: bool = False) -> list[str]:
+    """What the error band column says, once per band the shown rows have (a served model's:
+    of its output tokens/s per GPU at the latency target)."""
+    from fabricscope.model.error_bands import SERVING, TRAINING, notes
 
-    return [f"{BAND_HEADER}: {text}" for text in notes(records)]
+    scheme = SERVING if serving else TRAINING
+    return [f"{BAND_HEADER}: {text}" for text in notes(records, scheme)]
 
 
 def _share(value: float | None) -> str:
@@ -1605,7 +1739,8 @@ def rank(
     if show_excluded:
         _print_records(EXCLUDED_TABLE, records, title, notes, EXCLUDED_OPTIONAL)
     elif serve:
-        _print_records(SERVE_TABLE, records, title, notes, SERVE_OPTIONAL)
+        notes[1:1] = _serve_notes(records)
+        _print_records(SERVE_TABLE, records, title, notes, SERVE_OPTIONAL, whole=True)
     else:
         notes += _band_notes(records)
         _print_records(RANK_TABLE, records, title, notes, RANK_OPTIONAL)
@@ -1658,6 +1793,7 @@ SERVE_WHAT_IF_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "USD/M out now": lambda r: _per_million(r["usd_per_million_output_tokens"]),
     "USD/M out": lambda r: _per_million(r["usd_per_million_output_tokens_what_if"]),
     "USD/M": lambda r: _change(r["usd_per_million_change"]),
+    BAND_HEADER: _band,
     "TPOT (ms)": lambda r: _ms(r["tpot_ms_what_if"], r["tpot_ms_low_what_if"]),
     "fabric share": lambda r: _percent(r["fabric_share_what_if"]),
     "verdict": lambda r: r["verdict_what_if"],
@@ -1671,6 +1807,7 @@ SERVE_WHAT_IF_OPTIONAL = [
     "fabric share",
     "GPUs",
     "verdict",
+    BAND_HEADER,
 ]
 SERVE_WHAT_IF_LEGEND = (
     "Gb/s/GPU, GPUs then (rented), tok/s/GPU (output tokens per second per GPU), USD/M out, "
@@ -1716,7 +1853,12 @@ def _print_what_if(
         f"{fabric} (what if), {len(changes)} offers"
     )
     table, optional, legend = WHAT_IF_TABLES[kind]
-    notes = [ranking.what_if_summary(changes, fabric, kind), legend, rule, *_band_notes(records)]
+    notes = [
+        ranking.what_if_summary(changes, fabric, kind),
+        legend,
+        rule,
+        *_band_notes(records, serving=kind == "serving"),
+    ]
     if kind == "serving":
         notes.insert(0, _serve_note(base.request.workload))
     if len(records) < len(changes):

@@ -19,11 +19,19 @@ case; ``score`` takes any constants, and ``ROOFLINE`` (every efficiency 1 of the
 peaks, no runtime overhead) is the plain roofline baseline the issue asks to report beside the
 model. ``held_out`` and ``report`` give each held-out split (a source, a source family, a GPU
 generation), MLPerf by scenario and multi-node against single-node.
+
+The same held-out predictions make the error band shown beside every serving estimate
+(:mod:`fabricscope.model.error_bands`, ``SERVING``): ``python -m
+fabricscope.accuracy.serving_accuracy --write-bands`` fits every split and writes
+``fabricscope/model/serving_error_bands.json``; ``--write-docs`` writes it too, from the
+report's own fits.
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import json
 import math
 import multiprocessing
 import os
@@ -37,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from fabricscope.accuracy.serving_cases import ServingCase, architecture, load_cases
+from fabricscope.model import error_bands
 from fabricscope.model.generations import GENERATIONS
 from fabricscope.model.hardware import HardwareError, HardwareProfiles
 from fabricscope.model.serving import (
@@ -594,11 +603,113 @@ def write_docs(text: str, path: Path = DOCS_FILE) -> None:
     path.write_text(before + docs_block(text) + after, encoding="utf-8")
 
 
-if __name__ == "__main__":
-    import sys
+# ---- the error band beside every serving estimate (fabricscope/model/error_bands.py)
 
+
+def band_residuals(
+    items: Sequence[Scorable], frames: Mapping[str, pd.DataFrame]
+) -> list[error_bands.ServingResidual]:
+    """Every held-out prediction of each split (``frames``: :func:`held_out_fits`' scored
+    frames by split), in its case's cell: the GPU's generation (a GPU of none, AMD's, by its
+    model), dense or MoE, the weights' precision. A case is predicted once per split it takes
+    part in; a prediction without a plan (no finite error) is left out."""
+    cases = {item.case.case_id: item for item in items}
+    found = []
+    for frame in frames.values():
+        for case_id, error in zip(frame["case_id"], frame["error"], strict=True):
+            if not math.isfinite(error):
+                continue
+            item = cases[case_id]
+            key = error_bands.serving_gpu_key(item.case.gpu_model)
+            found.append(
+                error_bands.ServingResidual(
+                    run_id=str(case_id),
+                    **error_bands.serving_cell(item.job, key),  # type: ignore[arg-type]
+                    signed_percent=float(error) * 100.0,
+                )
+            )
+    return found
+
+
+def bands(
+    items: Sequence[Scorable],
+    frames: Mapping[str, pd.DataFrame],
+    fits: Mapping[str, Mapping[str, ServingConstants]],
+) -> dict[str, object]:
+    """The serving error bands' table (``serving_error_bands.json``) from every split's
+    held-out frames and, for the record, each held-out group's fitted constants."""
+    constants = {
+        by: {group: {name: getattr(c, name) for name in FIT_GRID} for group, c in groups.items()}
+        for by, groups in fits.items()
+    }
+    return error_bands.table(band_residuals(items, frames), constants, error_bands.SERVING)
+
+
+def held_out_bands(
+    items: Sequence[Scorable],
+    split_fits: Mapping[str, Mapping[str, ServingConstants]] | None = None,
+) -> dict[str, object]:
+    """The bands from every split (``SPLITS``), each group predicted with constants fitted
+    on the others (the slow part: 30-55 minutes on two busy cores); with ``split_fits`` (a
+    report's, :func:`report_fits`, or the stored file's) those constants, in seconds."""
+    frames, fits = {}, {}
+    for by in SPLITS:
+        given = None if split_fits is None else split_fits[by]
+        frames[by], fits[by] = held_out_fits(items, by, given)
+    return bands(items, frames, fits)
+
+
+def stored_band_fits(path: Path | None = None) -> dict[str, dict[str, ServingConstants]]:
+    """The held-out groups' constants a stored bands file (default: the shipped one) names,
+    by split."""
+    path = path or error_bands.SERVING_BANDS_FILE
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        by: {group: ServingConstants(**values) for group, values in groups.items()}
+        for by, groups in data["constants"].items()
+    }
+
+
+def write_bands(data: Mapping[str, object], path: Path | None = None) -> Path:
+    """Write the bands' table (default: the shipped file); the path written."""
+    path = path or error_bands.SERVING_BANDS_FILE
+    path.write_text(error_bands.dumps(data), encoding="utf-8")
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m fabricscope.accuracy.serving_accuracy",
+        description="Score the serving model on the published measurements, in-sample and "
+        "held out, and print the figures docs/MODEL.md quotes (20-55 minutes of fits).",
+    )
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help=f"write the report into {DOCS_FILE.name}'s serving block, and the error bands "
+        "from its fits",
+    )
+    parser.add_argument(
+        "--write-bands",
+        action="store_true",
+        help=f"write the error bands to fabricscope/model/{error_bands.SERVING_BANDS_FILE.name}"
+        " (alone: the held-out fits only, no report)",
+    )
+    args = parser.parse_args(argv)
+    if args.write_bands and not args.write_docs:
+        written = write_bands(held_out_bands(load_scorable()[0]))
+        print(f"wrote {written.name}")
+        return
     generated = report()
     print(generated)
-    if "--write-docs" in sys.argv[1:]:
+    if args.write_docs:
         write_docs(generated)
         print(f"wrote the serving accuracy block of {DOCS_FILE.name}")
+        # the bands from the report's own held-out fits, re-scored (seconds)
+        _, split_fits = report_fits(generated)
+        written = write_bands(held_out_bands(load_scorable()[0], split_fits))
+        print(f"wrote {written.name}")
+
+
+if __name__ == "__main__":
+    main()

@@ -23,6 +23,7 @@ from fabricscope.model import error_bands
 from fabricscope.model.scaling import FAILURE_PART
 from fabricscope.model.scaling import STEP_PARTS as MODEL_STEP_PARTS
 from fabricscope.procurement import shortlist as shortlisting
+from fabricscope.rank.estimators import spans_nodes
 from fabricscope.rank.materialised import materialised_result
 from fabricscope.rank.ranking import (
     RankInputs,
@@ -248,9 +249,46 @@ def time_band_text(row: Mapping[str, Any]) -> str:
     return duration(high, low)
 
 
-def error_band_notes(offers: pd.DataFrame) -> list[str]:
-    """What each error band among ``offers`` means, once per band."""
-    return error_bands.notes(offers.to_dict("records"))
+def error_band_notes(offers: pd.DataFrame, serving: bool = False) -> list[str]:
+    """What each error band among ``offers`` means, once per band (``serving``: a served
+    model's, of its output tokens/s per GPU at the latency target)."""
+    scheme = error_bands.SERVING if serving else error_bands.TRAINING
+    return error_bands.notes(offers.to_dict("records"), scheme)
+
+
+def serving_band_caveat(offers: pd.DataFrame) -> str | None:
+    """Where a ranked replica spans nodes: that no held-out serving run crossed a fabric."""
+    if any(spans_nodes(verdict) for verdict in offers["verdict"]):
+        return error_bands.SERVING_FABRIC_CAVEAT
+    return None
+
+
+def tokens_band_text(row: Mapping[str, Any]) -> str:
+    """Output tokens/s per GPU at the error band's ends (from the worse fabric end less the
+    band to the better end plus it); 'at least' where the band is 100% or more."""
+    low, high = row.get("tokens_per_s_per_gpu_band_low"), row.get("tokens_per_s_per_gpu_band_high")
+    if low is None or _missing(low):
+        return "unknown"
+    if high is None or _missing(high):
+        return f"at least {low:,.0f}"
+    return _span(lambda number: f"{number:,.0f}", high, low)
+
+
+def usd_band_text(row: Mapping[str, Any]) -> str:
+    """USD per million output tokens at the error band's ends; 'up to' where the band is 100%
+    or more."""
+    low = row.get("usd_per_million_output_tokens_band_low")
+    high = row.get("usd_per_million_output_tokens_band_high")
+    if high is None or _missing(high):
+        return "unknown"
+    if low is None or _missing(low):
+        return f"up to {per_million(high)}"
+    return _span(per_million, high, low)
+
+
+def per_million(value: float) -> str:
+    """USD per million tokens: cents from $1 up, tenths of a cent below."""
+    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.3f}"
 
 
 def cost_text(row: Mapping[str, Any]) -> str:
@@ -362,8 +400,9 @@ def _sources(offers: pd.DataFrame) -> dict[str, pd.Series]:
 def serve_offers_table(offers: pd.DataFrame) -> pd.DataFrame:
     """A serving ranking's offers as shown (the columns of `rank --serve`): USD per million
     output and input tokens, TPOT (a range where the fabric is unknown), TTFT, the requests/s
-    carried, the layout, the whole cost for the service's hours, the price, the verdict and
-    the fabric as estimated; then the detail and the sources."""
+    carried, output tokens/s per GPU, the error band (held out) and the tokens/s and USD per
+    million output tokens at its ends, the layout, the whole cost for the service's hours,
+    the price, the verdict and the fabric as estimated; then the detail and the sources."""
     rows = offers.to_dict("records")
     table = pd.DataFrame(
         {
@@ -377,6 +416,10 @@ def serve_offers_table(offers: pd.DataFrame) -> pd.DataFrame:
             "tpot": [tpot_text(r) for r in rows],
             "ttft": [ms(r["ttft_ms"]) for r in rows],
             "requests_per_s": offers["capacity_requests_per_s"],
+            "tokens_per_s_per_gpu": offers["tokens_per_s_per_gpu"],
+            "error_band": [error_band_text(r) for r in rows],
+            "tokens_band": [tokens_band_text(r) for r in rows],
+            "usd_band": [usd_band_text(r) for r in rows],
             "layout": offers["layout"],
             "cost": [cost_text(r) for r in rows],
             "price_usd_per_gpu_hour": offers["price_usd_per_gpu_hour"],
@@ -384,7 +427,6 @@ def serve_offers_table(offers: pd.DataFrame) -> pd.DataFrame:
             "verdict": offers["verdict"],
             "fabric_estimated_as": offers["fabric_estimated_as"],
             "replicas": offers["replicas"],
-            "tokens_per_s_per_gpu": offers["tokens_per_s_per_gpu"],
             "memory_gb_per_gpu": offers["memory_gb_per_gpu"],
             "cost_parts": [cost_parts_text(r) for r in rows],
             "cost_basis": offers["cost_basis"],
@@ -410,7 +452,7 @@ def providers_table(providers: pd.DataFrame, serving: bool = False) -> pd.DataFr
     """Each provider's best offer; its time to train, or (``serving``) its TPOT."""
     rows = providers.to_dict("records")
     time = (
-        {"tpot": [tpot_text(r) for r in rows]}
+        {"tpot": [tpot_text(r) for r in rows], "error_band": [error_band_text(r) for r in rows]}
         if serving
         else {
             "time_to_train": [time_text(r) for r in rows],
@@ -541,6 +583,7 @@ def serve_what_if_table(changes: pd.DataFrame) -> pd.DataFrame:
             "usd_per_million_now": changes["usd_per_million_output_tokens"],
             "usd_per_million_what_if": changes["usd_per_million_output_tokens_what_if"],
             "usd_per_million_change": changes["usd_per_million_change"],
+            "error_band": [error_band_text(r) for r in rows],
             "tpot_what_if": [
                 ms(r["tpot_ms_what_if"], r["tpot_ms_low_what_if"]) if ok else None
                 for r, ok in zip(rows, ranked, strict=True)

@@ -22,6 +22,14 @@ ERROR_BAND_HELP = (
     "named (GPU generation, precision, dense or MoE, stack; a coarser kind where fewer than "
     "10 runs were held out). The time and the GPU time's cost move by as much"
 )
+# what a served row's error band is (fabricscope/model/error_bands.py, SERVING)
+SERVING_ERROR_BAND_HELP = (
+    "How far the serving model was off on published serving measurements it was not fitted "
+    "for (each held out by its source, its source family and its GPU generation): 9 in 10 of "
+    "its output tokens/s per GPU at the latency target within this, for the kind of model "
+    "named (GPU generation, dense or MoE, weight precision; a coarser kind where fewer than "
+    "10 runs were held out). USD per million output tokens moves as each token's GPU time does"
+)
 RANKED_COLUMN_CONFIG: dict[str, Any] = {
     "starred": cc.CheckboxColumn("★", help="Starred for the shortlist", width="small"),
     "rank": cc.NumberColumn("rank", width="small"),
@@ -142,6 +150,17 @@ SERVE_COLUMN_CONFIG: dict[str, Any] = {
         format="%.3f",
         help="USD per million prompt tokens: the prefill share of the GPUs' cost",
     ),
+    "error_band": cc.TextColumn("error band (held out)", help=SERVING_ERROR_BAND_HELP),
+    "tokens_band": cc.TextColumn(
+        "output tokens/s per GPU, with the error band",
+        help="From the worse fabric end less the error band to the better end plus it; 'at "
+        "least' where the band is 100% or more",
+    ),
+    "usd_band": cc.TextColumn(
+        "USD/M out, with the error band",
+        help="USD per million output tokens from less the error band to plus it; 'up to' "
+        "where the band is 100% or more",
+    ),
     "tpot": cc.TextColumn("TPOT (ms)", help=TPOT_HELP),
     "ttft": cc.TextColumn("TTFT (ms)", help="Time to first token reached, in ms"),
     "requests_per_s": cc.NumberColumn(
@@ -223,8 +242,14 @@ SERVE_WHAT_IF_COLUMNS: dict[str, Any] = {
         "fabric); zero while a replica fits one node",
     ),
     "layout_what_if": cc.TextColumn("layout (what if)"),
+    "error_band": SERVE_COLUMN_CONFIG["error_band"],
     "verdict_what_if": WHAT_IF_COLUMNS["verdict_what_if"],
     "what_if_note": cc.TextColumn("not ranked with it because"),
+}
+# a serving ranking's providers: the band is the serving model's
+SERVE_PROVIDER_COLUMNS: dict[str, Any] = {
+    **PROVIDER_COLUMNS,
+    "error_band": SERVE_COLUMN_CONFIG["error_band"],
 }
 EXCLUDED_COLUMNS: dict[str, Any] = {
     "sold_by": cc.TextColumn(

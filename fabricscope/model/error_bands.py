@@ -1,15 +1,16 @@
-"""How far to trust a training estimate: the model's error on published runs it was not
-fitted for, by GPU generation, precision, dense or MoE, and software stack (issue 37 item 6).
+"""How far to trust an estimate: the model's error on published runs it was not fitted for,
+by the kind of job (issue 37 item 6: training; issue 36: serving).
 
-The bands come from the held-out residuals of ``fabricscope/accuracy/held_out.py``: each
-published run (the verified calibration rows and the blind tables' rows) predicted twice,
-once with constants refitted without its GPU generation and once without its software
-stack, never in-sample. A cell's band is the ``PERCENTILE``th percentile of those
-predictions' absolute timing error (``percent``: "within +/-X%" for 9 in 10 of them) and
-their signed median (``bias_percent``; positive: the model reads too fast, so a job takes
-longer than estimated). A cell with fewer than ``MIN_RUNS`` published runs is not used: the
-lookup falls back to coarser cells (without the stack, then without dense or MoE, then
-without precision, then every run) and says which cell it used and how many runs it holds.
+**Training.** The bands come from the held-out residuals of
+``fabricscope/accuracy/held_out.py``: each published run (the verified calibration rows and
+the blind tables' rows) predicted twice, once with constants refitted without its GPU
+generation and once without its software stack, never in-sample. A cell's band is the
+``PERCENTILE``th percentile of those predictions' absolute timing error (``percent``: "within
++/-X%" for 9 in 10 of them) and their signed median (``bias_percent``; positive: the model
+reads too fast, so a job takes longer than estimated). A cell with fewer than ``MIN_RUNS``
+published runs is not used: the lookup falls back to coarser cells (without the stack, then
+without dense or MoE, then without precision, then every run) and says which cell it used and
+how many runs it holds.
 
 The table is generated, not fitted per run: ``python -m fabricscope.accuracy.held_out
 --write-bands`` (or ``python -m bench.model_docs``, with the docs) writes ``error_bands.json``
@@ -19,13 +20,24 @@ beside this file, and a test fails when it disagrees with the current model and 
 The time a residual implies: a prediction ``signed`` percent too fast means the job takes
 ``1 + signed / 100`` times the estimate, so a band of X% puts a time between (1 - X/100) and
 (1 + X/100) times the estimate; a band of 100% or more bounds it from above only.
+
+**Serving.** The same machinery (a ``Scheme``: the keys, their fallback and their words) over
+the serving harness's held-out residuals (``fabricscope/accuracy/serving_accuracy.py``: each
+published serving measurement predicted with efficiencies fitted without its source, without
+its source family and without its GPU generation): the error of output tokens/s per GPU at
+the latency target, the quantity the harness scores. Cells by GPU generation (a GPU of no
+known generation, AMD's, by its own model), dense or MoE and weight precision, falling back
+in that order from the finest (``SERVING``); ``serving_error_bands.json``, written by ``python
+-m fabricscope.accuracy.serving_accuracy --write-bands`` (or ``--write-docs``). A prediction
+``signed`` percent too fast means a GPU serves ``1 / (1 + signed / 100)`` of the estimated
+tokens/s, each token's GPU time (so its price) ``1 + signed / 100`` times the estimate.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -36,8 +48,10 @@ from fabricscope.model.generations import GENERATION_NAMES, generation_of
 from fabricscope.model.workload import Workload
 
 BANDS_FILE = Path(__file__).resolve().with_name("error_bands.json")
+SERVING_BANDS_FILE = Path(__file__).resolve().with_name("serving_error_bands.json")
 FORMAT = 1  # the file's layout; a change of layout is a new number
 WRITTEN_BY = "python -m fabricscope.accuracy.held_out --write-bands"
+SERVING_WRITTEN_BY = "python -m fabricscope.accuracy.serving_accuracy --write-bands"
 # the band is this percentile of the held-out absolute timing errors: 9 in 10 within it
 PERCENTILE = 90
 # a cell holding fewer published runs falls back to a coarser one
@@ -46,13 +60,94 @@ MIN_RUNS = 10
 KEYS: tuple[str, ...] = ("generation", "precision", "architecture", "stack")
 # the cells a band is looked for in, finest first; the last holds every run
 LEVELS: tuple[tuple[str, ...], ...] = tuple(KEYS[:n] for n in range(len(KEYS), -1, -1))
+PRECISION_NAMES = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4", "int4": "INT4"}
+ARCHITECTURE_NAMES = {"dense": "dense", "moe": "MoE"}
 # each key's values as people write them
 _NAMES: dict[str, dict[str, str]] = {
     "generation": GENERATION_NAMES,
     "precision": {"bf16": "BF16", "fp8": "FP8"},
-    "architecture": {"dense": "dense", "moe": "MoE"},
+    "architecture": ARCHITECTURE_NAMES,
     "stack": {"megatron": "Megatron", "fsdp": "FSDP", "eager": "eager PyTorch"},
 }
+
+
+@dataclass(frozen=True, eq=False)
+class Scheme:
+    """One kind of estimate's bands: what a cell is keyed by, how a cell reads, where the
+    table is stored and what its band is of. ``TRAINING`` and ``SERVING`` share the cells,
+    the fallback and the lookup; only these differ."""
+
+    keys: tuple[str, ...]  # coarsest first: a cell falls back by dropping the last key
+    order: tuple[str, ...]  # the order a cell's values are written in
+    names: Mapping[str, Mapping[str, str]]  # each key's values as people write them
+    spans: Mapping[str, str]  # each key in words where a cell spans all its values
+    joined: Mapping[str, str]  # keys written after a word ("on Megatron"), not beside the rest
+    path: Path
+    written_by: str
+    what: str  # the stored file's own description
+    subject: str  # what the band is of, opening its sentence ("" for the time to train)
+    runs: str  # what a run is ("published runs", "published serving runs")
+    too_fast: str  # what a positive bias means to the buyer
+    too_slow: str
+
+    @property
+    def levels(self) -> tuple[tuple[str, ...], ...]:
+        """The cells a band is looked for in, finest first; the last holds every run."""
+        return tuple(self.keys[:n] for n in range(len(self.keys), -1, -1))
+
+
+TRAINING = Scheme(
+    keys=KEYS,
+    order=KEYS,
+    names=_NAMES,
+    spans={
+        "generation": "GPU generation",
+        "precision": "precision",
+        "architecture": "model",
+        "stack": "stack",
+    },
+    joined={"stack": "on"},
+    path=BANDS_FILE,
+    written_by=WRITTEN_BY,
+    what=(
+        f"The training model's timing error held out (fabricscope/accuracy/held_out.py: "
+        f"each published run predicted with its GPU generation held out and with its "
+        f"stack held out): per cell, the p{PERCENTILE} absolute error and the signed median "
+        f"(positive: too fast), in percent; a cell of fewer than {MIN_RUNS} runs falls back "
+        f"to a coarser one (docs/MODEL.md, Error band)."
+    ),
+    subject="",
+    runs="published runs",
+    too_fast="the job likelier takes longer",
+    too_slow="the job likelier takes less time",
+)
+SERVING_KEYS: tuple[str, ...] = ("generation", "architecture", "precision")
+SERVING = Scheme(
+    keys=SERVING_KEYS,
+    order=("generation", "precision", "architecture"),
+    names={
+        "generation": GENERATION_NAMES,
+        "precision": PRECISION_NAMES,
+        "architecture": ARCHITECTURE_NAMES,
+    },
+    spans={"generation": "GPU generation", "precision": "precision", "architecture": "model"},
+    joined={},
+    path=SERVING_BANDS_FILE,
+    written_by=SERVING_WRITTEN_BY,
+    what=(
+        f"The serving model's error of output tokens/s per GPU at the latency target, held "
+        f"out (fabricscope/accuracy/serving_accuracy.py: each published serving measurement "
+        f"predicted with efficiencies fitted without its source, without its source family "
+        f"and without its GPU generation): per cell, the p{PERCENTILE} absolute error and the "
+        f"signed median (positive: too fast), in percent; a cell of fewer than {MIN_RUNS} runs "
+        f"falls back to a coarser one (docs/MODEL.md, Serving error band). constants: each "
+        f"held-out group's fitted efficiencies, by split."
+    ),
+    subject="output tokens/s per GPU at the latency target ",
+    runs="published serving runs",
+    too_fast="a GPU likelier serves fewer tokens/s, each token costing more",
+    too_slow="a GPU likelier serves more tokens/s, each token costing less",
+)
 
 
 @dataclass(frozen=True)
@@ -68,27 +163,39 @@ class Residual:
     signed_percent: float
 
 
-def describe(cell: Mapping[str, str | None]) -> str:
+@dataclass(frozen=True)
+class ServingResidual:
+    """One held-out prediction of a published serving measurement (``SERVING``'s keys):
+    predicted over measured output tokens/s per GPU, less one, in percent."""
+
+    run_id: str
+    generation: str  # the GPU's generation; a GPU of none, its model (``serving_gpu_key``)
+    architecture: str  # "dense" or "moe"
+    precision: str  # the weights'
+    signed_percent: float
+
+
+def _and(words: list[str]) -> str:
+    return f"{', '.join(words[:-1])}{' and ' if len(words) > 1 else ''}{words[-1]}"
+
+
+def describe(cell: Mapping[str, str | None], scheme: Scheme = TRAINING) -> str:
     """A cell in words: 'Hopper FP8 dense on Megatron', 'Hopper FP8, any model and stack',
     'any GPU generation, precision, model and stack'."""
-    named = {k: _NAMES[k].get(v, v) for k, v in cell.items() if v is not None}
+    named = {k: scheme.names[k].get(v, v) for k, v in cell.items() if v is not None}
+    missing = [scheme.spans[k] for k in scheme.order if k not in named]
     if not named:
-        return "any GPU generation, precision, model and stack"
-    what = " ".join(named[k] for k in ("generation", "precision", "architecture") if k in named)
-    if "stack" in named:
-        return f"{what} on {named['stack']}"
-    missing = [
-        w for k, w in (("precision", "precision"), ("architecture", "model")) if k not in named
-    ]
-    missing.append("stack")
-    return (
-        f"{what}, any {', '.join(missing[:-1])}{' and ' if len(missing) > 1 else ''}{missing[-1]}"
-    )
+        return f"any {_and(missing)}"
+    what = " ".join(named[k] for k in scheme.order if k in named and k not in scheme.joined)
+    for key, word in scheme.joined.items():
+        if key in named:
+            what += f" {word} {named[key]}"
+    return f"{what}, any {_and(missing)}" if missing else what
 
 
 @dataclass(frozen=True)
 class ErrorBand:
-    """The held-out error of the training model for one kind of job, and where it comes from."""
+    """The held-out error of the model for one kind of job, and where it comes from."""
 
     percent: float  # the PERCENTILE of the absolute timing error, in percent
     bias_percent: float  # the signed median, in percent (positive: the model reads too fast)
@@ -96,18 +203,21 @@ class ErrorBand:
     predictions: int  # held-out predictions of them (each run is held out twice)
     cell: Mapping[str, str | None]  # the cell used: KEYS, None where it spans every value
     asked: Mapping[str, str | None]  # the job's own cell (generation None: GPU not known)
+    scheme: Scheme = field(default=TRAINING, repr=False, compare=False)
 
     @property
     def label(self) -> str:
         """The cell used in words, with why it is not the job's own: 'Hopper FP8 dense on
         Megatron', or 'Hopper BF16, any model and stack (fewer than 10 held-out runs of
         Hopper BF16 MoE on FSDP)'."""
-        used = describe(self.cell)
+        used = describe(self.cell, self.scheme)
         if dict(self.cell) == dict(self.asked):
             return used
-        if self.asked["generation"] is None:
+        if self.asked[self.scheme.keys[0]] is None:
             return f"{used} (the GPU's generation is not known)"
-        return f"{used} (fewer than {MIN_RUNS} held-out runs of {describe(self.asked)})"
+        return (
+            f"{used} (fewer than {MIN_RUNS} held-out runs of {describe(self.asked, self.scheme)})"
+        )
 
     def short(self) -> str:
         """'±24%': what a table shows beside a time or a cost."""
@@ -115,7 +225,7 @@ class ErrorBand:
 
     def sentence(self) -> str:
         """The band as a buyer reads it, with its percentile, bias and where it comes from."""
-        return sentence(self.percent, self.bias_percent, self.label, self.runs)
+        return sentence(self.percent, self.bias_percent, self.label, self.runs, self.scheme)
 
     def fields(self) -> dict[str, Any]:
         """The band as a ranked row's or an estimate's fields (``FIELDS``)."""
@@ -137,15 +247,29 @@ RANGE_FIELDS = (
     "cost_usd_band_low",
     "cost_usd_band_high",
 )
+# a served model's output tokens/s per GPU and USD per million output tokens at the band's ends
+SERVING_RANGE_FIELDS = (
+    "tokens_per_s_per_gpu_band_low",
+    "tokens_per_s_per_gpu_band_high",
+    "usd_per_million_output_tokens_band_low",
+    "usd_per_million_output_tokens_band_high",
+)
 
 
-def sentence(percent: float, bias_percent: float, label: str, runs: int) -> str:
+def sentence(
+    percent: float, bias_percent: float, label: str, runs: int, scheme: Scheme = TRAINING
+) -> str:
     """'typically within ±24% for Hopper FP8 dense on Megatron (the p90 of the held-out
     errors on 22 published runs; at the median the model reads 16% too slow (...)'."""
     return (
-        f"typically within {plus_minus(percent)} for {label}: the p{PERCENTILE} of the "
-        f"held-out errors on {runs} published runs; {bias_words(bias_percent)}"
+        f"{scheme.subject}typically within {plus_minus(percent)} for {label}: the "
+        f"p{PERCENTILE} of the held-out errors on {runs} {scheme.runs}; "
+        f"{bias_words(bias_percent, scheme)}"
     )
+
+
+def _scaled(value: Any, factor: np.ndarray) -> np.ndarray:
+    return np.asarray(value, dtype=np.float64) * factor
 
 
 def ranges(
@@ -157,19 +281,35 @@ def ranges(
     share = np.asarray(percent, dtype=np.float64) / 100.0
     low = np.where(share < 1.0, 1.0 - share, np.nan)
     high = 1.0 + share
-
-    def scaled(value: Any, factor: np.ndarray) -> np.ndarray:
-        return np.asarray(value, dtype=np.float64) * factor
-
     return {
-        "time_to_train_h_band_low": scaled(time_low_h, low),
-        "time_to_train_h_band_high": scaled(time_h, high),
-        "cost_usd_band_low": scaled(cost_usd_low, low),
-        "cost_usd_band_high": scaled(cost_usd, high),
+        "time_to_train_h_band_low": _scaled(time_low_h, low),
+        "time_to_train_h_band_high": _scaled(time_h, high),
+        "cost_usd_band_low": _scaled(cost_usd_low, low),
+        "cost_usd_band_high": _scaled(cost_usd, high),
     }
 
 
-def notes(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+def serving_ranges(
+    percent: Any, tokens: Any, tokens_better: Any, usd_per_million: Any
+) -> dict[str, np.ndarray]:
+    """``SERVING_RANGE_FIELDS`` for numbers or arrays. A prediction X% too fast means a GPU
+    serves 1 / (1 + X/100) of it: the tokens/s per GPU at the worse fabric end (``tokens``)
+    over (1 + band), at the better end (``tokens_better``) over (1 - band); USD per million
+    output tokens (the ranked end's) times (1 - band) to (1 + band), as each token's GPU time
+    moves. NaN at the tokens' high end and the price's low end where the band is 100% or more
+    (no bound), and wherever the band is unknown."""
+    share = np.asarray(percent, dtype=np.float64) / 100.0
+    low = np.where(share < 1.0, 1.0 - share, np.nan)
+    high = 1.0 + share
+    return {
+        "tokens_per_s_per_gpu_band_low": _scaled(tokens, 1.0 / high),
+        "tokens_per_s_per_gpu_band_high": _scaled(tokens_better, 1.0 / low),
+        "usd_per_million_output_tokens_band_low": _scaled(usd_per_million, low),
+        "usd_per_million_output_tokens_band_high": _scaled(usd_per_million, high),
+    }
+
+
+def notes(rows: Iterable[Mapping[str, Any]], scheme: Scheme = TRAINING) -> list[str]:
     """One sentence per distinct band among ``rows`` (ranked rows or estimates with
     ``FIELDS``), in their order: what a table's "±" column means for each GPU it shows."""
     seen: dict[tuple[Any, ...], str] = {}
@@ -179,7 +319,7 @@ def notes(rows: Iterable[Mapping[str, Any]]) -> list[str]:
             continue
         key = (percent, row["error_bias_pct"], label, row["error_band_runs"])
         if key not in seen:
-            seen[key] = sentence(float(percent), float(key[1]), str(label), int(key[3]))
+            seen[key] = sentence(float(percent), float(key[1]), str(label), int(key[3]), scheme)
     return list(seen.values())
 
 
@@ -187,19 +327,14 @@ def plus_minus(percent: float) -> str:
     return f"±{percent:.0f}%"
 
 
-def bias_words(bias_percent: float) -> str:
-    """The signed median in words: which way the model errs and what it means for the time."""
+def bias_words(bias_percent: float, scheme: Scheme = TRAINING) -> str:
+    """The signed median in words: which way the model errs and what it means for the time
+    (for a served model, the tokens/s and the price per token)."""
     if round(bias_percent) == 0:
         return "the model errs neither way at the median"
     if bias_percent > 0:
-        return (
-            f"at the median the model reads {bias_percent:.0f}% too fast (the job likelier takes "
-            "longer)"
-        )
-    return (
-        f"at the median the model reads {-bias_percent:.0f}% too slow (the job likelier takes "
-        "less time)"
-    )
+        return f"at the median the model reads {bias_percent:.0f}% too fast ({scheme.too_fast})"
+    return f"at the median the model reads {-bias_percent:.0f}% too slow ({scheme.too_slow})"
 
 
 def band_text(percent: Any, label: Any, runs: Any) -> str:
@@ -210,14 +345,23 @@ def band_text(percent: Any, label: Any, runs: Any) -> str:
     return f"{plus_minus(float(percent))} ({label}, {int(runs)} runs held out)"
 
 
-def table(residuals: Iterable[Residual], constants: Mapping[str, float]) -> dict[str, Any]:
+def _plain(value: Any) -> Any:
+    """Constants for the record: numbers as floats, nested by split and group."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return float(value)
+
+
+def table(
+    residuals: Iterable[Any], constants: Mapping[str, Any], scheme: Scheme = TRAINING
+) -> dict[str, Any]:
     """The stored table (``error_bands.json``) from held-out residuals: every cell of every
     level that holds a run, with its runs, predictions, band and bias; ``constants``: the
     model's fitted constants the residuals were held out from, for the record."""
     items = list(residuals)
     cells: list[dict[str, Any]] = []
-    for level in LEVELS:
-        groups: dict[tuple[str, ...], list[Residual]] = {}
+    for level in scheme.levels:
+        groups: dict[tuple[str, ...], list[Any]] = {}
         for item in items:
             groups.setdefault(tuple(getattr(item, k) for k in level), []).append(item)
         for values in sorted(groups):
@@ -225,7 +369,7 @@ def table(residuals: Iterable[Residual], constants: Mapping[str, float]) -> dict
             signed = np.array([m.signed_percent for m in members], dtype=np.float64)
             cells.append(
                 {
-                    **{k: dict(zip(level, values, strict=True)).get(k) for k in KEYS},
+                    **{k: dict(zip(level, values, strict=True)).get(k) for k in scheme.keys},
                     "runs": len({m.run_id for m in members}),
                     "predictions": len(members),
                     "percent": round(float(np.percentile(np.abs(signed), PERCENTILE)), 1),
@@ -234,18 +378,12 @@ def table(residuals: Iterable[Residual], constants: Mapping[str, float]) -> dict
             )
     return {
         "format": FORMAT,
-        "written_by": WRITTEN_BY,
-        "what": (
-            f"The training model's timing error held out (fabricscope/accuracy/held_out.py: "
-            f"each published run predicted with its GPU generation held out and with its "
-            f"stack held out): per cell, the p{PERCENTILE} absolute error and the signed median "
-            f"(positive: too fast), in percent; a cell of fewer than {MIN_RUNS} runs falls back "
-            f"to a coarser one (docs/MODEL.md, Error band)."
-        ),
+        "written_by": scheme.written_by,
+        "what": scheme.what,
         "percentile": PERCENTILE,
         "min_runs": MIN_RUNS,
-        "keys": list(KEYS),
-        "constants": {k: float(v) for k, v in constants.items()},
+        "keys": list(scheme.keys),
+        "constants": _plain(constants),
         "cells": cells,
     }
 
@@ -261,23 +399,30 @@ def dumps(data: Mapping[str, Any]) -> str:
 class BandTable:
     """The stored bands, looked up by a job's cell."""
 
-    def __init__(self, data: Mapping[str, Any]) -> None:
+    def __init__(self, data: Mapping[str, Any], scheme: Scheme = TRAINING) -> None:
         if data.get("format") != FORMAT:
             raise ValueError(
                 f"error bands: format {data.get('format')!r}, this code reads {FORMAT}: "
-                f"regenerate with {WRITTEN_BY}"
+                f"regenerate with {scheme.written_by}"
             )
+        self.scheme = scheme
         self.min_runs = int(data["min_runs"])
-        self.cells = {tuple(cell[k] for k in KEYS): cell for cell in data["cells"]}
+        self.cells = {tuple(cell[k] for k in scheme.keys): cell for cell in data["cells"]}
+
+    def holds(self, key: str, value: str) -> bool:
+        """Whether any held-out run's cell has ``value`` for ``key``."""
+        index = self.scheme.keys.index(key)
+        return any(cell[index] == value for cell in self.cells)
 
     def band(self, asked: Mapping[str, str | None]) -> ErrorBand | None:
-        """The finest cell around ``asked`` (KEYS; generation None for a GPU of no known
-        generation) with at least ``min_runs`` runs; every run's cell whatever it holds;
-        None when the table holds no run at all."""
-        for level in LEVELS:
+        """The finest cell around ``asked`` (the scheme's keys; generation None for a GPU of
+        no known generation) with at least ``min_runs`` runs; every run's cell whatever it
+        holds; None when the table holds no run at all."""
+        keys = self.scheme.keys
+        for level in self.scheme.levels:
             if any(asked[k] is None for k in level):
                 continue
-            key = tuple(asked[k] if k in level else None for k in KEYS)
+            key = tuple(asked[k] if k in level else None for k in keys)
             cell = self.cells.get(key)
             if cell is None or (level and cell["runs"] < self.min_runs):
                 continue
@@ -286,16 +431,26 @@ class BandTable:
                 bias_percent=float(cell["bias_percent"]),
                 runs=int(cell["runs"]),
                 predictions=int(cell["predictions"]),
-                cell={k: cell[k] for k in KEYS},
+                cell={k: cell[k] for k in keys},
                 asked=dict(asked),
+                scheme=self.scheme,
             )
         return None
 
 
 @cache
+def _read(path: Path, scheme: Scheme) -> BandTable:
+    return BandTable(json.loads(path.read_text(encoding="utf-8")), scheme)
+
+
 def stored(path: Path = BANDS_FILE) -> BandTable:
-    """The bands shipped with the package (read once)."""
-    return BandTable(json.loads(path.read_text(encoding="utf-8")))
+    """The training bands shipped with the package (read once)."""
+    return _read(path, TRAINING)
+
+
+def stored_serving(path: Path = SERVING_BANDS_FILE) -> BandTable:
+    """The serving bands shipped with the package (read once)."""
+    return _read(path, SERVING)
 
 
 def job_cell(workload: Workload, generation: str | None) -> dict[str, str | None]:
@@ -311,3 +466,46 @@ def job_cell(workload: Workload, generation: str | None) -> dict[str, str | None
 def band_for(gpu_model: str | None, workload: Workload) -> ErrorBand | None:
     """The band of ``workload`` trained on ``gpu_model`` (the stored table)."""
     return stored().band(job_cell(workload, generation_of(gpu_model)))
+
+
+# ---- serving
+
+
+# what a serving band does not cover: every held-out serving run's replica fit one node (or
+# one NVLink domain), so none measured the fabric's terms
+SERVING_FABRIC_CAVEAT = (
+    "no published serving run the bands are made of crossed a fabric (each replica fit one node "
+    "or one NVLink domain), so for a replica that spans nodes the band does not cover the "
+    "fabric's terms"
+)
+
+
+def serving_gpu_key(gpu_model: str) -> str:
+    """A served GPU's cell key: its generation, or for a GPU of none (AMD's) its own model,
+    never a generation guessed from its name."""
+    return generation_of(gpu_model) or gpu_model
+
+
+def serving_cell(job: Any, gpu_key: str | None) -> dict[str, str | None]:
+    """A served model's cell (``SERVING``'s keys) on a GPU of key ``gpu_key``
+    (``serving_gpu_key``; None: a GPU no held-out run was measured on and of no known
+    generation): its weights' precision and whether it is a mixture of experts."""
+    return {
+        "generation": gpu_key,
+        "architecture": "moe" if job.architecture.moe is not None else "dense",
+        "precision": str(job.weights),
+    }
+
+
+def serving_band_for(
+    gpu_model: str | None, job: Any, bands: BandTable | None = None
+) -> ErrorBand | None:
+    """The band of serving ``job`` on ``gpu_model`` (default: the stored serving table). A
+    GPU of no known generation has its own cells only where runs were measured on it."""
+    bands = bands or stored_serving()
+    key = None
+    if gpu_model is not None:
+        key = serving_gpu_key(gpu_model)
+        if generation_of(gpu_model) is None and not bands.holds("generation", key):
+            key = None
+    return bands.band(serving_cell(job, key))

@@ -43,6 +43,7 @@ from fabricscope.model.serving import ServingConstants
 from fabricscope.procurement import acceptance, rfi
 from fabricscope.rank import curves as curving
 from fabricscope.rank import ranking
+from fabricscope.rank.estimators import spans_nodes
 
 SENSITIVITY_CLASSES = ("infiniband", "ethernet")
 # what the fabric sensitivity holds on each fabric besides the ranking's time and GPU cost:
@@ -347,6 +348,8 @@ def side_by_side(shortlist: Shortlist) -> pd.DataFrame:
                     "Latency reached": f"TPOT {_ms(row)} ms, TTFT {row['ttft_ms']:,.0f} ms",
                     "Load carried": f"{row['capacity_requests_per_s']:,.1f} requests/s "
                     f"({row['layout']})",
+                    "Output tokens/s per GPU": _tokens(row),
+                    "Error band (held out)": _band(row),
                 }
                 if serving
                 else {
@@ -481,7 +484,8 @@ COLUMNS: dict[str, Column] = {
     "support_usd": Column("Support (USD)", USD),
     "costs_unknown": Column("Costs nobody prices"),
     "cost_basis": Column("How the cost is made"),
-    # the training model's error held out (fabricscope/model/error_bands.py)
+    # the model's error held out (fabricscope/model/error_bands.py): a training row's of its
+    # time, a served row's of its output tokens/s per GPU at the latency target
     "error_band_pct": Column("Error band, held out (± %, p90)", ONE_DECIMAL),
     "error_bias_pct": Column("Error bias, held out (%, + reads too fast)", ONE_DECIMAL),
     "error_band_runs": Column("Published runs behind the error band", COUNT),
@@ -490,6 +494,17 @@ COLUMNS: dict[str, Column] = {
     "time_to_train_h_band_high": _in_days("Time to train, error band's high end (days)"),
     "cost_usd_band_low": Column("GPU time, error band's low end (USD)", USD),
     "cost_usd_band_high": Column("GPU time, error band's high end (USD)", USD),
+    # a served model's (error_bands.SERVING: the band is of its output tokens/s per GPU)
+    "tokens_per_s_per_gpu_band_low": Column("Output tokens/s per GPU, error band's low end", COUNT),
+    "tokens_per_s_per_gpu_band_high": Column(
+        "Output tokens/s per GPU, error band's high end", COUNT
+    ),
+    "usd_per_million_output_tokens_band_low": Column(
+        "Per million output tokens, error band's low end (USD)", USD_TENTHS_OF_CENTS
+    ),
+    "usd_per_million_output_tokens_band_high": Column(
+        "Per million output tokens, error band's high end (USD)", USD_TENTHS_OF_CENTS
+    ),
     "usd_per_million_tokens": Column("Cost per million tokens (USD)", USD_TENTHS_OF_CENTS),
     "mfu": Column("MFU", PERCENT),
     "verdict": Column("Verdict"),
@@ -620,6 +635,8 @@ SERVING_SHORTLIST_COLUMNS = (
     *OFFER_HEAD,
     "usd_per_million_output_tokens",
     "usd_per_million_input_tokens",
+    "tokens_per_s_per_gpu",
+    "error_band_pct",
     "tpot_ms",
     "ttft_ms",
     "capacity_requests_per_s",
@@ -708,8 +725,18 @@ def _usd(row: pd.Series) -> str:
     return text if unknown is None or pd.isna(unknown) else f"{text} + ?"
 
 
+def _tokens(row: pd.Series) -> str:
+    """A served model's output tokens/s per GPU, a range (worse end first) where the fabric
+    is unknown and matters."""
+    high, low = row["tokens_per_s_per_gpu"], row["tokens_per_s_per_gpu_low"]
+    if pd.isna(low) or round(high) == round(low):
+        return f"{high:,.0f}"
+    return f"{min(high, low):,.0f}-{max(high, low):,.0f}"
+
+
 def _band(row: pd.Series, short: bool = False) -> str:
-    """A training row's error band: '±16%' (``short``), or with the runs it comes from."""
+    """A row's error band (a training row's of its time, a served row's of its tokens/s per
+    GPU): '±16%' (``short``), or with the runs it comes from."""
     percent = row.get("error_band_pct")
     if percent is None or pd.isna(percent):
         return "unknown"
@@ -752,6 +779,59 @@ def _band_lines(rows: pd.DataFrame) -> list[str]:
         lines.append(
             f"- {_md(row['provider'])} `{_md(row['instance_type'])}`: {days} days, GPU time "
             f"{cost} ({_band(row, short=True)}, {_md(row['error_band_cell'])})."
+        )
+    return lines
+
+
+def _serving_band_lines(rows: pd.DataFrame) -> list[str]:
+    """How far to trust a served model's tokens/s and price per token: each error band among
+    the rows in words, and the tokens/s per GPU and USD per million output tokens at the
+    band's ends per offer."""
+    records = rows.to_dict("records")
+    bands = error_bands.notes(records, error_bands.SERVING)
+    if not bands:
+        return []
+    # a replica across nodes: no held-out serving run crossed a fabric
+    if any(spans_nodes(r.get("verdict")) for r in records):
+        bands.append(error_bands.SERVING_FABRIC_CAVEAT)
+    lines = [
+        "",
+        "## How far to trust the throughput and the price per token",
+        "",
+        "The serving model's error on published serving measurements of the same kind of model "
+        "that it was not fitted for (each held out by its source, its source family and its GPU "
+        'generation; docs/MODEL.md, "Serving error band"): the error of output tokens/s per GPU '
+        'at the latency target. The "± (held out)" column above is:',
+        "",
+        *(f"- {note[0].upper()}{note[1:]}." for note in bands),
+        "",
+        "With the band, output tokens/s per GPU from each offer's worse fabric end less it to "
+        "its better end plus it, and USD per million output tokens as each token's GPU time "
+        "moves (a prediction X% too fast serves 1 / (1 + X/100) of it):",
+        "",
+    ]
+    for _, row in rows.iterrows():
+        low, high = (
+            row.get("tokens_per_s_per_gpu_band_low"),
+            row.get("tokens_per_s_per_gpu_band_high"),
+        )
+        if low is None or pd.isna(low):
+            continue
+        usd_low = row.get("usd_per_million_output_tokens_band_low")
+        usd_high = row.get("usd_per_million_output_tokens_band_high")
+        tokens = (
+            f"at least {low:,.0f}" if high is None or pd.isna(high) else f"{low:,.0f}-{high:,.0f}"
+        )
+        if usd_high is None or pd.isna(usd_high):
+            usd = "not priced"
+        elif usd_low is None or pd.isna(usd_low):
+            usd = f"up to {_per_million(usd_high)}"
+        else:
+            usd = f"{_per_million(usd_low)}-{_per_million(usd_high)}"
+        lines.append(
+            f"- {_md(row['provider'])} `{_md(row['instance_type'])}`: {tokens} output tokens/s "
+            f"per GPU, {usd} per million output tokens ({_band(row, short=True)}, "
+            f"{_md(row['error_band_cell'])})."
         )
     return lines
 
@@ -1006,9 +1086,9 @@ TRAINING_TABLE_HEAD = [
 ]
 SERVING_TABLE_HEAD = [
     "| rank | provider | GPU | GPUs per node | offer | who you pay | GPUs | $/M output | "
-    "$/M input | TPOT (ms) | TTFT (ms) | requests/s | cost | verdict | fabric | transparency "
-    "| price age |",
-    "|---:|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|",
+    "$/M input | tok/s per GPU | ± (held out) | TPOT (ms) | TTFT (ms) | requests/s | cost "
+    "| verdict | fabric | transparency | price age |",
+    "|---:|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|",
 ]
 
 
@@ -1056,7 +1136,8 @@ def memo(shortlist: Shortlist) -> str:
         age_text = "unknown" if age is None or pd.isna(age) else f"{age:,.0f} days"
         numbers = (
             f"{_per_million(row['usd_per_million_output_tokens'])} | "
-            f"{_per_million(row['usd_per_million_input_tokens'])} | {_ms(row)} | "
+            f"{_per_million(row['usd_per_million_input_tokens'])} | {_tokens(row)} | "
+            f"{_band(row, short=True)} | {_ms(row)} | "
             f"{row['ttft_ms']:,.0f} | {row['capacity_requests_per_s']:,.1f} | {_usd(row)}"
             if serving
             else f"{_days(row)} | {_usd(row)} | {_band(row, short=True)} | "
@@ -1079,7 +1160,7 @@ def memo(shortlist: Shortlist) -> str:
             + "; ".join(_md(p) for p in old_prices)
             + ". Ask each provider for a current quote before deciding.",
         ]
-    lines += [] if serving else _band_lines(rows)
+    lines += _serving_band_lines(rows) if serving else _band_lines(rows)
     lines += _cost_lines(rows, serving)
     lines += _curve_lines(shortlist)
     lines += _serving_verdict_lines(shortlist) if serving else _training_verdict_lines(shortlist)

@@ -14,7 +14,7 @@ finds its estimator. Training is the one kind today; a serving estimator plugs i
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -202,27 +202,8 @@ class TrainingEstimator:
         return bool(a[self.time] > b[self.time])
 
     def annotate(self, frame: pd.DataFrame, workload: Any) -> pd.DataFrame:
-        """``frame`` with the error band: one band per distinct GPU model (it depends on the
-        GPU's generation and the job alone), each row taking its model's as typed arrays, not
-        mapped row by row (a NULL model's code is -1: no band)."""
-        codes, gpus = pd.factorize(frame["gpu_model"])
-        bands = [error_bands.band_for(gpu, workload) for gpu in gpus]
-        fields = [band.fields() if band is not None else {} for band in bands]
-
-        def column(name: str, dtype: str) -> Any:
-            values = pd.array([f.get(name) for f in fields], dtype=dtype)
-            return values.take(codes, allow_fill=True)
-
-        out = frame.assign(
-            error_band_pct=column("error_band_pct", "Float64").to_numpy(
-                np.float64, na_value=np.nan
-            ),
-            error_bias_pct=column("error_bias_pct", "Float64").to_numpy(
-                np.float64, na_value=np.nan
-            ),
-            error_band_runs=column("error_band_runs", "Int64"),
-            error_band_cell=_categories([f.get("error_band_cell") for f in fields], codes),
-        )
+        """``frame`` with the error band (``_with_bands``) and the time and cost at its ends."""
+        out = _with_bands(frame, lambda gpu: error_bands.band_for(gpu, workload))
         spans = error_bands.ranges(
             out["error_band_pct"],
             out["time_to_train_h"],
@@ -319,6 +300,28 @@ class TrainingEstimator:
 TRAINING = TrainingEstimator()
 
 
+def _with_bands(
+    frame: pd.DataFrame, band_of: Callable[[Any], error_bands.ErrorBand | None]
+) -> pd.DataFrame:
+    """``frame`` with ``error_bands.FIELDS``: one band per distinct GPU model (``band_of``;
+    it depends on the GPU's generation and the job alone), each row taking its model's as
+    typed arrays, not mapped row by row (a NULL model's code is -1: no band)."""
+    codes, gpus = pd.factorize(frame["gpu_model"])
+    bands = [band_of(gpu) for gpu in gpus]
+    fields = [band.fields() if band is not None else {} for band in bands]
+
+    def column(name: str, dtype: str) -> Any:
+        values = pd.array([f.get(name) for f in fields], dtype=dtype)
+        return values.take(codes, allow_fill=True)
+
+    return frame.assign(
+        error_band_pct=column("error_band_pct", "Float64").to_numpy(np.float64, na_value=np.nan),
+        error_bias_pct=column("error_bias_pct", "Float64").to_numpy(np.float64, na_value=np.nan),
+        error_band_runs=column("error_band_runs", "Int64"),
+        error_band_cell=_categories([f.get("error_band_cell") for f in fields], codes),
+    )
+
+
 def _categories(labels: Sequence[str | None], codes: np.ndarray) -> pd.Categorical:
     """Each row's label (``labels`` by ``codes``, -1 for none) as a categorical: a few
     distinct texts over many rows, taken without copying a string per row."""
@@ -377,12 +380,32 @@ class ServingEstimator:
     time_low: ClassVar[str] = "tpot_ms_low"
     hours: ClassVar[str] = "service_hours"
     hours_low: ClassVar[str] = "service_hours"
-    # no error band yet: the serving model's held-out errors are not stored per cell
-    annotations: ClassVar[tuple[str, ...]] = ()
-    provider_annotations: ClassVar[tuple[str, ...]] = ()
+    # the serving model's error held out (fabricscope/model/error_bands.py, SERVING): the
+    # band and bias of output tokens/s per GPU at the latency target, in percent, the
+    # published serving runs behind it, its cell in words, and the tokens/s per GPU and USD
+    # per million output tokens at its ends; not stored: it follows the shipped bands
+    annotations: ClassVar[tuple[str, ...]] = (
+        *error_bands.FIELDS,
+        *error_bands.SERVING_RANGE_FIELDS,
+    )
+    provider_annotations: ClassVar[tuple[str, ...]] = error_bands.FIELDS
 
     def annotate(self, frame: pd.DataFrame, workload: Any) -> pd.DataFrame:
-        return frame
+        """``frame`` with the error band (``_with_bands``), and the tokens/s per GPU (from
+        the worse fabric end less the band to the better end plus it) and USD per million
+        output tokens (the ranked end's) at its ends."""
+        out = _with_bands(frame, lambda gpu: error_bands.serving_band_for(gpu, workload))
+
+        def floats(name: str) -> np.ndarray:
+            return pd.to_numeric(out[name], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+
+        spans = error_bands.serving_ranges(
+            out["error_band_pct"],
+            floats("tokens_per_s_per_gpu"),
+            floats("tokens_per_s_per_gpu_low"),
+            floats("usd_per_million_output_tokens"),
+        )
+        return out.assign(**spans)
 
     def worse(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
         """Fewer output tokens per second per GPU (none where it has no plan): on a slower
@@ -522,6 +545,16 @@ def usd_per_million_tokens(
     }
 
 
+# how a served row's verdict opens where a replica spans nodes (``spans_nodes``)
+MULTI_NODE_VERDICT = "multi-node serving"
+
+
+def spans_nodes(verdict: Any) -> bool:
+    """Whether a served row's verdict (``serving_verdict``) says a replica spans nodes: where
+    the fabric enters, and where no held-out serving run was measured."""
+    return isinstance(verdict, str) and verdict.startswith(MULTI_NODE_VERDICT)
+
+
 def serving_verdict(
     slow: Mapping[str, Any], fast: Mapping[str, Any] | None = None, worst: str | None = None
 ) -> str | None:
@@ -535,7 +568,7 @@ def serving_verdict(
     if not slow["multi_node"]:
         return "the fabric does not matter: fits one node"
     of_what = " of the time to first token" if slow.get("kv_over_fabric") else ""
-    verdict = f"multi-node serving: the fabric costs {slow['fabric_share']:.0%}{of_what}"
+    verdict = f"{MULTI_NODE_VERDICT}: the fabric costs {slow['fabric_share']:.0%}{of_what}"
     if (
         worst
         and fast is not None

@@ -18,7 +18,8 @@ Honesty rules (docs/RANKING.md):
 - A training row carries the model's error held out for its kind of job (GPU generation,
   precision, dense or MoE, stack: fabricscope/model/error_bands.py), the cell it comes from
   and the time and GPU time's cost at its ends (``BAND_COLUMNS``): how far to trust the
-  estimate.
+  estimate. A served row carries the serving model's (GPU generation, dense or MoE, weight
+  precision), with its tokens/s per GPU and USD per million output tokens at the band's ends.
 """
 
 from __future__ import annotations
@@ -1200,6 +1201,8 @@ SERVING_WHAT_IF_COLUMNS = [
     "usd_per_million_output_tokens",
     "usd_per_million_output_tokens_what_if",
     "usd_per_million_change",
+    # the serving model's error held out: the same on either fabric (GPU and model only)
+    *error_bands.FIELDS,
     "tpot_ms",
     "tpot_ms_low",
     "tpot_ms_what_if",

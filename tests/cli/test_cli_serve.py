@@ -8,6 +8,7 @@ import io
 import json
 
 from fabricscope.rank.estimators import SERVING
+from fabricscope.rank.ranking import ranked_columns
 from tests.helpers import fabricscope
 
 WIDE = {"COLUMNS": "250"}
@@ -127,7 +128,8 @@ def test_rank_serve_ranks_offers_by_the_cost_of_carrying_the_load(fixture_wareho
     assert "tok/s/GPU" in table.stdout
     assert f"{same['offers'][0]['tokens_per_s_per_gpu']:,.0f}" in table.stdout
     rows = list(csv.reader(io.StringIO(fabricscope(*args, "--format", "csv").stdout)))
-    assert rows[0] == list(SERVING.columns)
+    # the estimator's columns and, after the cost, the serving error band (its annotations)
+    assert rows[0] == ranked_columns(SERVING)
 
 
 def test_serve_flags_and_presets_of_the_other_kind_are_one_line_errors(tmp_path):

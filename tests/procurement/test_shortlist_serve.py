@@ -7,10 +7,11 @@ import openpyxl
 import pandas as pd
 import pytest
 
+from fabricscope.model import error_bands
 from fabricscope.model.workloads import load_serving_workload
 from fabricscope.procurement import shortlist
 from fabricscope.rank.estimators import SERVING
-from fabricscope.rank.ranking import RankRequest, parse_gpu_counts
+from fabricscope.rank.ranking import RankRequest, parse_gpu_counts, ranked_columns
 from tests.helpers import fabricscope
 
 
@@ -26,7 +27,8 @@ def written(fixture_warehouse, tmp_path_factory):
 def test_the_csv_holds_the_serving_columns(written):
     picked, (csv, *_rest) = written
     read = pd.read_csv(csv)
-    assert list(read.columns) == list(SERVING.columns)
+    # the estimator's columns and, after the cost, the serving error band (its annotations)
+    assert list(read.columns) == ranked_columns(SERVING)
     assert (read["usd_per_million_output_tokens"] > 0).all()
     assert list(read["offer_key"]) == list(picked.rows["offer_key"])
 
@@ -88,3 +90,28 @@ def test_the_memo_states_a_mix_its_percentile_and_how_the_service_is_laid_out(
     assert "means 2,375/325" in memo and "targets (at p50): time to first token 3,000 ms" in memo
     assert "prefill and decode on separate GPUs" in memo
     assert "latencies at p50: the model's means times the ratio MLPerf's runs measured" in memo
+
+
+def test_the_memo_and_workbook_carry_the_serving_error_band(written):
+    picked, (_csv, xlsx, md, _answers) = written
+    text = md.read_text(encoding="utf-8")
+    assert "| $/M input | tok/s per GPU | ± (held out) |" in text
+    for _, row in picked.rows.iterrows():
+        [line] = [x for x in text.splitlines() if f"(`{row['instance_type']}`," in x]
+        assert f"| ±{row['error_band_pct']:.0f}% |" in line
+    assert "## How far to trust the throughput and the price per token" in text
+    for note in error_bands.notes(picked.rows.to_dict("records"), error_bands.SERVING):
+        assert f"- {note[0].upper()}{note[1:]}." in text
+    first = picked.rows.iloc[0]
+    assert (
+        f"{first['tokens_per_s_per_gpu_band_low']:,.0f}-{first['tokens_per_s_per_gpu_band_high']:,.0f}"
+        " output tokens/s per GPU"
+    ) in text
+    book = openpyxl.load_workbook(xlsx)
+    headers = [cell.value for cell in book["shortlist"][1]]
+    assert "Error band, held out (± %, p90)" in headers and "Output tokens/s per GPU" in headers
+    details = [cell.value for cell in book["details"][1]]
+    assert "Output tokens/s per GPU, error band's low end" in details
+    assert "Per million output tokens, error band's high end (USD)" in details
+    side = [row[0].value for row in book["side by side"].iter_rows(min_row=2)]
+    assert "Error band (held out)" in side

@@ -1,5 +1,6 @@
 """A ranked training row carries the model's held-out error for its kind of job
-(TrainingEstimator.annotate, fabricscope/model/error_bands.py)."""
+(TrainingEstimator.annotate, fabricscope/model/error_bands.py); a served row the serving
+model's (ServingEstimator.annotate)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fabricscope.model.error_bands import band_for
+from fabricscope.model.error_bands import (
+    FIELDS,
+    SERVING,
+    SERVING_RANGE_FIELDS,
+    band_for,
+    serving_band_for,
+)
 from fabricscope.model.workloads import load_serving_workload, preset
 from fabricscope.rank.ranking import BAND_COLUMNS, RankRequest, rank_offers, what_if_changes
 from tests.rank.test_ranking import request, synthetic_offer
@@ -81,11 +88,27 @@ def test_a_band_of_100_percent_or_more_bounds_the_time_from_above_only():
     assert row["time_to_train_h_band_high"] > 2 * row["time_to_train_h"]
 
 
-def test_a_serving_ranking_has_no_training_band():
+def test_a_serving_ranking_carries_the_serving_band_not_the_training_one():
+    # the band's fields are shared; the training time and cost at its ends are not a served
+    # row's, and the band is the serving model's (fabricscope/model/serving_error_bands.json)
     job = load_serving_workload("llama3-8b-chat")
     result = rank_offers(
         pd.DataFrame([synthetic_offer("ib", "infiniband", 2.50)]),
         RankRequest(workload=job, gpu_counts=(8,)),
     )
-    assert not set(BAND_COLUMNS) & set(result.columns)
-    assert not set(BAND_COLUMNS) & set(result.offers.columns)
+    training_only = set(BAND_COLUMNS) - set(FIELDS)
+    assert not training_only & set(result.columns)
+    assert not training_only & set(result.offers.columns)
+    assert set(FIELDS) | set(SERVING_RANGE_FIELDS) <= set(result.offers.columns)
+    row = result.offers.iloc[0]
+    band = serving_band_for("H100-SXM-80GB", job)
+    assert band is not None and band.scheme is SERVING
+    assert (row["error_band_pct"], row["error_band_cell"]) == (band.percent, band.label)
+    assert row["error_band_runs"] == band.runs
+    assert row["tokens_per_s_per_gpu_band_low"] == pytest.approx(
+        row["tokens_per_s_per_gpu"] / (1 + band.percent / 100)
+    )
+    assert row["usd_per_million_output_tokens_band_high"] == pytest.approx(
+        row["usd_per_million_output_tokens"] * (1 + band.percent / 100)
+    )
+    assert result.providers.iloc[0]["error_band_pct"] == band.percent

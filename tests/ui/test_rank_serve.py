@@ -134,6 +134,12 @@ def test_the_serving_table_shows_cost_per_million_tokens_latency_and_load(
         "tpot",
         "ttft",
         "requests_per_s",
+        # the tokens/s per GPU, its error band held out and the tokens/s and price at the
+        # band's ends (tests/ui/test_rank_serve_error_band.py)
+        "tokens_per_s_per_gpu",
+        "error_band",
+        "tokens_band",
+        "usd_band",
         "layout",
         "cost",
         "price_usd_per_gpu_hour",

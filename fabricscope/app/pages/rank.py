@@ -22,6 +22,7 @@ from fabricscope.app.rank_data import (
     rank_inputs,
     ranked,
     serve_offers_table,
+    serving_band_caveat,
     step_parts,
     what_if,
     what_if_shown,
@@ -31,6 +32,7 @@ from fabricscope.app.tables import (
     PROVIDER_COLUMNS,
     RANKED_COLUMN_CONFIG,
     SERVE_COLUMN_CONFIG,
+    SERVE_PROVIDER_COLUMNS,
     SERVE_WHAT_IF_COLUMNS,
     WHAT_IF_COLUMNS,
 )
@@ -131,6 +133,19 @@ elif offers.empty:
 else:
     if view.serving:
         st.caption(serving_note(job))
+        caveat = serving_band_caveat(offers)
+        bands = [*error_band_notes(offers, serving=True), *([caveat] if caveat else [])]
+        if bands:
+            st.caption(
+                "  \n".join(
+                    [
+                        "How far to trust the tokens/s and the price per token (the error band "
+                        "column: the serving model held out on published serving runs, "
+                        "docs/MODEL.md):",
+                        *(f"- {note[0].upper()}{note[1:]}." for note in bands),
+                    ]
+                )
+            )
     else:
         for warning in plan_warnings(offers, view.deadline_days):
             st.warning(warning, icon=":material/schedule:")
@@ -157,7 +172,7 @@ else:
         providers_table(result.providers, serving=view.serving),
         hide_index=True,
         width="stretch",
-        column_config=PROVIDER_COLUMNS,
+        column_config=SERVE_PROVIDER_COLUMNS if view.serving else PROVIDER_COLUMNS,
     )
 
     st.subheader("Offers")
