@@ -994,8 +994,14 @@ def _estimate_serving(
         note = _serve_note(job, ranked=False)
         if usd_per_gpu_hour is None:
             note += "; --usd-per-gpu-hour prices each million tokens"
-        notes = [note, *_serving_band_caveat(records), *_band_notes(records, serving=True)]
-        _print_records(table, records, job.name, notes, SERVE_ESTIMATE_OPTIONAL)
+        profiles = [{"profile": i, **record} for i, record in enumerate(records, 1)]
+        notes = [
+            note,
+            *_serve_estimate_notes(profiles),
+            *_serving_band_caveat(records),
+            *_band_notes(records, serving=True),
+        ]
+        _print_records(table, profiles, job.name, notes, SERVE_ESTIMATE_OPTIONAL, whole=True)
         return
     columns = [
         "gpu_model",
@@ -1379,24 +1385,32 @@ def _spans_nodes(row: dict[str, Any]) -> bool:
     return spans_nodes(row.get("verdict"))
 
 
-def _fabric_short(row: dict[str, Any]) -> str | None:
-    """'1 node' where a replica fits one node, else the fabric's share (the worse end's)."""
-    if _missing(row.get("verdict")):
+def _fabric_short(row: dict[str, Any], what_if: bool = False) -> str | None:
+    """'1 node' where a replica fits one node, else the fabric's share (the worse end's);
+    ``what_if``: with the what-if fabric (a what-if row's ``verdict_what_if``)."""
+    from fabricscope.rank.estimators import spans_nodes
+
+    end = "_what_if" if what_if else ""
+    verdict = row.get(f"verdict{end}")
+    if _missing(verdict):
         return None
-    return _percent(row["fabric_share"]) if _spans_nodes(row) else "1 node"
+    return _percent(row[f"fabric_share{end}"]) if spans_nodes(verdict) else "1 node"
 
 
 # a served model's ranked offer (rank --serve): a row a line at 200 columns. Text that runs
 # long is shortened and read in the notes under the table (``_serve_notes``): the offer as
 # its GPU and GPUs per node (its label and id in csv and json), a reseller as "via", the
 # verdict and the fabric as "1 node" or the fabric's share, each multi-node offer's verdict
-# and fabric in full below
-SERVE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+# and fabric in full below. SERVE_OFFER_HEAD: its first columns, its what-if's too
+SERVE_OFFER_HEAD: dict[str, Callable[[dict[str, Any]], Any]] = {
     "#": lambda r: r["rank"],
     "provider": _seller_short,
     "GPU": lambda r: _gpu_name(r["gpu_model"]),
     "per node": lambda r: r["gpus_per_node"],
     "GPUs": lambda r: r["gpus"],
+}
+SERVE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
+    **SERVE_OFFER_HEAD,
     "region": _region,
     "USD/M out": lambda r: _per_million(r["usd_per_million_output_tokens"]),
     "USD/M in": lambda r: _per_million(r["usd_per_million_input_tokens"]),
@@ -1422,30 +1436,50 @@ SERVE_OPTIONAL = [
     "TTFT (ms)",
     "USD/M in",
 ]
-# what the serving table's short columns say
-SERVE_LEGEND = (
-    "GPU: the offer's GPU (its label and id: --format csv or json); provider 'X via Y': sold "
-    "by Y; tok/s/GPU: output tokens per second per GPU; layout: TP x PP of a replica, b its "
-    "batch, +P prefill on GPUs apart; fabric: '1 node' where a replica fits one node (the "
-    "fabric does not matter), else the fabric's share of a decode step (of the time to first "
-    "token where the KV cache crosses it) at the worse end, each such offer's verdict below"
+# what the serving tables' short columns say (rank --serve, its what-if, estimate --serve)
+OFFER_LEGEND = (
+    "GPU: the offer's GPU (its label and id: --format csv or json); provider 'X via Y': sold by Y"
 )
+TOKENS_LEGEND = "tok/s/GPU: output tokens per second per GPU"
+LAYOUT_LEGEND = "layout: TP x PP of a replica, b its batch, +P prefill on GPUs apart"
+FABRIC_SHORT_LEGEND = (
+    "'1 node' where a replica fits one node (the fabric does not matter), else the fabric's "
+    "share of a decode step (of the time to first token where the KV cache crosses it)"
+)
+SERVE_LEGEND = (
+    f"{OFFER_LEGEND}; {TOKENS_LEGEND}; {LAYOUT_LEGEND}; fabric: {FABRIC_SHORT_LEGEND} at the "
+    "worse end, each such offer's verdict below"
+)
+
+
+def _said_of(
+    rows: Sequence[dict[str, Any]], says: Callable[[dict[str, Any]], str | None], number: str
+) -> list[str]:
+    """Lines under a table that say in full what its short cells do not ('#3, #7: ...'):
+    what ``says`` of each row it says anything of, rows alike sharing a line, each row by its
+    ``number`` field."""
+    said: dict[str, list[str]] = {}
+    for row in rows:
+        text = says(row)
+        if text is not None:
+            said.setdefault(text, []).append(f"#{row[number]}")
+    return [f"{', '.join(numbers)}: {text}" for text, numbers in said.items()]
 
 
 def _serve_notes(records: Sequence[dict[str, Any]]) -> list[str]:
     """Under the serving table: its legend, each multi-node offer's verdict and fabric as
     estimated (offers alike share a line), and what each error band means."""
-    verdicts: dict[tuple[str, str], list[str]] = {}
-    for row in records:
-        if _spans_nodes(row):
-            key = (str(row["verdict"]), str(row.get("fabric_estimated_as")))
-            verdicts.setdefault(key, []).append(f"#{row['rank']}")
-    lines = [SERVE_LEGEND]
-    lines += [
-        f"{', '.join(ranks)}: {verdict} (fabric as estimated: {fabric})"
-        for (verdict, fabric), ranks in verdicts.items()
-    ]
-    return lines + _serving_band_caveat(records) + _band_notes(records, serving=True)
+    verdicts = _said_of(
+        records,
+        lambda r: (
+            f"{r['verdict']} (fabric as estimated: {r.get('fabric_estimated_as')})"
+            if _spans_nodes(r)
+            else None
+        ),
+        "rank",
+    )
+    caveat = _serving_band_caveat(records)
+    return [SERVE_LEGEND, *verdicts, *caveat, *_band_notes(records, serving=True)]
 
 
 RANGE_NOTE = (
@@ -1484,12 +1518,16 @@ ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "GB per GPU": lambda r: _number(r["memory_gb_per_gpu"], 1),
     "fits": lambda r: _yes_no(r["fits_memory"]),
 }
-# a served model on each hardware profile (estimate --serve)
+# a served model on each hardware profile (estimate --serve): a row a line at 200 columns, as
+# rank --serve's (``SERVE_TABLE``): each profile by its place in the file, the layout short,
+# the verdict as "fabric share" ("1 node" or the fabric's share), read in full under the table
+# where a replica spans nodes or none fits (``_serve_estimate_notes``)
 SERVE_ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "GPU": lambda r: r["gpu_model"],
+    "#": lambda r: r["profile"],
+    "GPU": lambda r: _gpu_name(r["gpu_model"]),
     "GPUs": lambda r: r["gpu_count"],
     "fabric": lambda r: r.get("fabric_class"),
-    "layout": lambda r: r["layout"],
+    "layout": lambda r: _layout_short(r["layout"]),
     "tok/s/GPU": lambda r: _number(r["tokens_per_s_per_gpu"], 0),
     BAND_HEADER: _band,
     # at the percentile the targets hold for (the note says which); JSON has the means too
@@ -1498,9 +1536,27 @@ SERVE_ESTIMATE_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "req/s": lambda r: _number(r.get("capacity_requests_per_s"), 1),
     "GPUs needed": lambda r: _number(r["gpus_needed"], 0),
     "GB per GPU": lambda r: _number(r["memory_gb_per_gpu"], 1),
-    "verdict": lambda r: r["verdict"] or "no replica fits and meets the targets",
+    "fabric share": _fabric_short,
 }
-SERVE_ESTIMATE_OPTIONAL = ["GB per GPU", "TTFT (ms)", "GPUs", "req/s"]
+SERVE_ESTIMATE_OPTIONAL = ["GB per GPU", "TTFT (ms)", "GPUs", "req/s", "layout"]
+SERVE_ESTIMATE_LEGEND = (
+    f"#: the profile's place in --hardware; {TOKENS_LEGEND}; {LAYOUT_LEGEND}; fabric share: "
+    f"{FABRIC_SHORT_LEGEND}, each such profile's verdict below"
+)
+
+
+def _serve_estimate_notes(profiles: Sequence[dict[str, Any]]) -> list[str]:
+    """Under the estimate --serve table: its legend, and each profile's verdict in full where
+    a replica spans nodes, or that none fits (profiles alike share a line)."""
+
+    def says(row: dict[str, Any]) -> str | None:
+        if _missing(row.get("verdict")):
+            return "no replica fits and meets the targets"
+        return str(row["verdict"]) if _spans_nodes(row) else None
+
+    return [SERVE_ESTIMATE_LEGEND, *_said_of(profiles, says, "profile")]
+
+
 # left out first when a table is wider than the terminal, in this order
 RANK_OPTIONAL = ["Pareto", "price age (d)", "not priced", "verdict", "region", "MFU", BAND_HEADER]
 EXCLUDED_OPTIONAL = ["USD/GPU-h", "tier", "region"]
@@ -1778,12 +1834,22 @@ WHAT_IF_LEGEND = (
     "Gb/s/GPU, days, comm (exposed communication) and verdict: with the what-if fabric; time "
     "and cost (USD): the change from today's fabric, at the worse ends"
 )
+
+
+def _costed_at_short(row: dict[str, Any]) -> str | None:
+    """``_costed_at``, or 'not ranked' where the what-if fabric leaves an offer out (why, under
+    the table)."""
+    return "not ranked" if not _missing(row["what_if_note"]) else _costed_at(row)
+
+
 # a served model's (rank --serve --what-if-fabric): output tokens/s per GPU and USD per
-# million output tokens today and with the other fabric, and the change in each
+# million output tokens today and with the other fabric, and the change in each; a row a line
+# at 200 columns as rank --serve's table (``SERVE_TABLE``), the verdict and fabric with the
+# other fabric as "1 node" or the fabric's share, each multi-node offer's verdict and fabric
+# now, and why an offer is not ranked, in full under the table (``_serve_what_if_notes``)
 SERVE_WHAT_IF_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
-    **OFFER_HEAD,
-    "fabric now": lambda r: r["fabric_now"],
-    "Gb/s/GPU": _costed_at,
+    **SERVE_OFFER_HEAD,
+    "Gb/s/GPU": _costed_at_short,
     "GPUs then": lambda r: r["gpus_what_if"],
     "tok/s/GPU now": lambda r: _tokens(r["tokens_per_s_per_gpu"], r["tokens_per_s_per_gpu_low"]),
     "tok/s/GPU": lambda r: _tokens(
@@ -1795,25 +1861,44 @@ SERVE_WHAT_IF_TABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "USD/M": lambda r: _change(r["usd_per_million_change"]),
     BAND_HEADER: _band,
     "TPOT (ms)": lambda r: _ms(r["tpot_ms_what_if"], r["tpot_ms_low_what_if"]),
-    "fabric share": lambda r: _percent(r["fabric_share_what_if"]),
-    "verdict": lambda r: r["verdict_what_if"],
+    "fabric": lambda r: _fabric_short(r, what_if=True),
 }
 SERVE_WHAT_IF_OPTIONAL = [
-    "fabric now",
+    "per node",
     "GPUs then",
     "tok/s/GPU now",
     "USD/M out now",
     "TPOT (ms)",
-    "fabric share",
     "GPUs",
-    "verdict",
     BAND_HEADER,
 ]
 SERVE_WHAT_IF_LEGEND = (
     "Gb/s/GPU, GPUs then (rented), tok/s/GPU (output tokens per second per GPU), USD/M out, "
-    "TPOT, fabric share (of a decode step, or of the TTFT for a KV cache handed over) and "
-    "verdict: with the what-if fabric; tok/s and USD/M: the change from today's fabric"
+    "TPOT and fabric: with the what-if fabric; tok/s and USD/M: the change from today's "
+    f"fabric; {OFFER_LEGEND}; fabric: {FABRIC_SHORT_LEGEND} at the worse end, each such "
+    "offer's verdict below"
 )
+
+
+def _serve_what_if_notes(records: Sequence[dict[str, Any]], fabric: str) -> list[str]:
+    """Under the serving what-if table: each multi-node offer's verdict with ``fabric`` and
+    today's fabric as estimated, and why an offer is not ranked with ``fabric`` (offers alike
+    share a line)."""
+    from fabricscope.rank.estimators import spans_nodes
+
+    def verdicts(row: dict[str, Any]) -> str | None:
+        verdict = row.get("verdict_what_if")
+        if not spans_nodes(verdict):
+            return None
+        return f"with {fabric}: {verdict} (fabric now, as estimated: {row['fabric_now']})"
+
+    def left_out(row: dict[str, Any]) -> str | None:
+        note = row["what_if_note"]
+        return None if _missing(note) else f"not ranked with {fabric}: {note}"
+
+    return _said_of(records, verdicts, "rank") + _said_of(records, left_out, "rank")
+
+
 # each kind of workload's what-if table: its columns, those left out first, its legend
 WHAT_IF_TABLES: dict[str, tuple[dict[str, Callable[[dict[str, Any]], Any]], list[str], str]] = {
     "training": (WHAT_IF_TABLE, WHAT_IF_OPTIONAL, WHAT_IF_LEGEND),
@@ -1853,17 +1938,16 @@ def _print_what_if(
         f"{fabric} (what if), {len(changes)} offers"
     )
     table, optional, legend = WHAT_IF_TABLES[kind]
-    notes = [
-        ranking.what_if_summary(changes, fabric, kind),
-        legend,
-        rule,
-        *_band_notes(records, serving=kind == "serving"),
-    ]
-    if kind == "serving":
-        notes.insert(0, _serve_note(base.request.workload))
+    serving = kind == "serving"
+    notes = [ranking.what_if_summary(changes, fabric, kind), legend, rule]
+    if serving:
+        notes[:0] = [_serve_note(base.request.workload)]
+        notes[3:3] = _serve_what_if_notes(records, fabric)  # under the legend they serve
+        notes += _serving_band_caveat(records)
+    notes += _band_notes(records, serving=serving)
     if len(records) < len(changes):
         notes.append(f"showing {len(records)} of {len(changes)} offers: --top 0 shows all")
-    _print_records(table, records, title, notes, optional)
+    _print_records(table, records, title, notes, optional, whole=serving)
 
 
 def _deadline_hours(days: float | None, hours: float | None) -> float | None:
