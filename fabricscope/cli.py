@@ -922,19 +922,38 @@ def _with_error_bands(records: list[dict[str, Any]], job: Workload) -> None:
     every held-out run's band, said so."""
     from fabricscope.model.error_bands import band_for, ranges
 
-    bands = {gpu: band_for(gpu, job) for gpu in {record.get("gpu_model") for record in records}}
+    def spans(percent: float, record: dict[str, Any]) -> dict[str, Any]:
+        time, cost = record["time_to_train_h"], record.get("cost_usd")
+        priced = math.nan if cost is None else cost
+        return ranges(percent, time, time, priced, priced)
+
+    _attach_bands(
+        records,
+        lambda gpu: band_for(gpu, job),
+        spans,
+        lambda name, record: record.get("cost_usd") is not None or name.startswith("time"),
+    )
+
+
+def _attach_bands(
+    records: list[dict[str, Any]],
+    band_of: Callable[[Any], Any],
+    spans: Callable[[float, dict[str, Any]], dict[str, Any]],
+    keep: Callable[[str, dict[str, Any]], bool],
+) -> None:
+    """Each record with its GPU's band (``band_of``, one look-up per GPU model) and the
+    ``spans`` at the band's ends it ``keep``s (the priced ones only where it is priced)."""
+    bands = {gpu: band_of(gpu) for gpu in {record.get("gpu_model") for record in records}}
     for record in records:
         band = bands[record.get("gpu_model")]
         if band is None:
             continue
-        time, cost = record["time_to_train_h"], record.get("cost_usd")
-        priced = math.nan if cost is None else cost
-        spans = ranges(band.percent, time, time, priced, priced)
+        ends = spans(band.percent, record)
         record |= band.fields()
         record |= {
-            name: None if math.isnan(value) else float(value)  # no lower end past a 100% band
-            for name, value in spans.items()
-            if cost is not None or name.startswith("time")
+            name: None if math.isnan(value) else float(value)  # no end past a 100% band
+            for name, value in ends.items()
+            if keep(name, record)
         }
 
 
@@ -1057,25 +1076,22 @@ SERVE_ESTIMATE_BAND_COLUMNS = [
 def _with_serving_bands(records: list[dict[str, Any]], job: Any) -> None:
     """Each serving estimate with the serving model's held-out error for its GPU and the
     model, and its tokens/s per GPU (and USD per million output tokens, where priced) at the
-    band's ends; one look-up per GPU model."""
+    band's ends."""
     from fabricscope.model.error_bands import serving_band_for, serving_ranges
 
-    bands = {gpu: serving_band_for(gpu, job) for gpu in {r.get("gpu_model") for r in records}}
-    for record in records:
-        band = bands[record.get("gpu_model")]
-        if band is None:
-            continue
-        record |= band.fields()
+    def spans(percent: float, record: dict[str, Any]) -> dict[str, Any]:
         tokens, usd = (
             record.get("tokens_per_s_per_gpu"),
             record.get("usd_per_million_output_tokens"),
         )
-        spans = serving_ranges(band.percent, tokens, tokens, math.nan if _missing(usd) else usd)
-        record |= {
-            name: None if math.isnan(value) else float(value)  # no end past a 100% band
-            for name, value in spans.items()
-            if "usd_per_gpu_hour" in record or name.startswith("tokens")
-        }
+        return serving_ranges(percent, tokens, tokens, math.nan if _missing(usd) else usd)
+
+    _attach_bands(
+        records,
+        lambda gpu: serving_band_for(gpu, job),
+        spans,
+        lambda name, record: "usd_per_gpu_hour" in record or name.startswith("tokens"),
+    )
 
 
 def _serving_band_caveat(records: Sequence[dict[str, Any]]) -> list[str]:
