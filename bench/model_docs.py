@@ -123,21 +123,22 @@ def blind() -> str:
         [
             BLIND_START,
             blind_section(
-                "NVIDIA's Megatron-Bridge pre-training tables (fixtures/published_runs/"
-                "megatron_bridge_performance_summary_archive.csv, releases 25.09-26.06; the dense "
-                "Llama 3 8B/70B/405B rows and the MoE models with a named architecture: "
-                "DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B, Kimi K2, GPT-OSS-120B and the "
-                "hybrid Mamba-Transformer Nemotron 3 Nano), each row's own layout",
+                "NVIDIA's Megatron-Bridge pre-training and fine-tuning tables (fixtures/"
+                "published_runs/megatron_bridge_performance_summary_archive.csv, releases "
+                "25.09-26.06; the dense Llama 3 8B/70B/405B rows, Llama 3 70B's SFT and LoRA "
+                "rows, and the MoE models with a named architecture: DeepSeek-V3, Qwen3-30B-A3B, "
+                "Qwen3-235B-A22B, Kimi K2, GPT-OSS-120B and the hybrid Mamba-Transformer "
+                "Nemotron 3 Nano), each row's own layout",
                 cases,
                 skipped,
                 system,
             ),
             "",
             blind_section(
-                "NVIDIA NeMo AutoModel's H100 BF16 pre-training table (fixtures/published_runs/"
-                "automodel_performance_summary.csv: a PyTorch-native FSDP2 stack with Transformer "
-                "Engine kernels, not Megatron-Core; the rows with a named architecture), each "
-                "row's own layout",
+                "NVIDIA NeMo AutoModel's H100 BF16 pre-training and LoRA tables (fixtures/"
+                "published_runs/automodel_performance_summary.csv: a PyTorch-native FSDP2 stack "
+                "with Transformer Engine kernels, not Megatron-Core; the rows with a named "
+                "architecture), each row's own layout",
                 auto,
                 auto_skipped,
                 system,

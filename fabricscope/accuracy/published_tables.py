@@ -14,13 +14,13 @@ import csv
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fabricscope.accuracy.validation import CalibrationCase, SkippedRow, map_rows
 from fabricscope.model.scaling import LayoutGrid
-from fabricscope.model.workload import Precision, Recompute, Stack, Workload
+from fabricscope.model.workload import LoRA, Precision, Recompute, Stack, Workload
 from fabricscope.model.workloads import architectures
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "fixtures" / "published_runs"
@@ -56,6 +56,13 @@ class Table:
     stack_of: Callable[[dict[str, str]], Stack] | None = None
     # the column stating activation recompute (none, selective, full), if the table has one
     recompute_column: str | None = None
+    # the adapters of the table's LoRA rows by model name, with the activation recompute
+    # their configuration states (None: not stated, searched), and their source: a model's
+    # LoRA row is scored only where its benchmark configuration is read
+    lora_of: dict[str, tuple[LoRA, Recompute | None]] = field(default_factory=dict)
+    lora_note: str = ""
+    # why the table's fine-tuning rows are not scored ("": they are)
+    fine_tuning_gap: str = ""
 
     def why_unmapped(self, model: str) -> str:
         for start, reason in self.unmapped.items():
@@ -64,7 +71,15 @@ class Table:
         return f"{model}: no named architecture"
 
 
-TOKEN_DROP = "token dropping (a capacity factor) is not modelled"
+# Megatron-Bridge's token-drop rows (--use_tokendrop) cap each expert's tokens at capacity
+# factor 1.0 and pad every expert's input to it (training/utils/moe_token_drop.py
+# apply_moe_token_drop defaults, @067f987df03b): each expert computes exactly the balanced
+# share the model's routing assumes
+TOKEN_DROP = (
+    "token dropping: capacity factor 1.0 with every expert's input padded to it "
+    "(Megatron-Bridge apply_moe_token_drop @067f987df03b), so each expert runs the balanced "
+    "share the model assumes"
+)
 # Nemotron 3 Super and Ultra add to Nano's hybrid stack (whose Mamba-2 layers are modelled) two
 # things the model does not cost: LatentMoE, whose routed experts run on a latent narrower than
 # the hidden size behind their own projections, and multi-token prediction's extra layers
@@ -87,6 +102,9 @@ MEGATRON_BRIDGE_TABLE = Table(
         "DeepSeekV3": "deepseek-v3",
         "DeepSeekV3 (w/o MTP)": "deepseek-v3",
         "DeepSeekV3 (dropless)": "deepseek-v3",
+        "DeepSeekV3 (tokendrop)": "deepseek-v3",
+        "Qwen3_30B_a3B (tokendrop)": "qwen3-30b-a3b",
+        "Qwen3_235B_a22B (tokendrop)": "qwen3-235b-a22b",
         "Qwen3_30B_a3B": "qwen3-30b-a3b",
         "Qwen3_235B_a22B": "qwen3-235b-a22b",
         "Kimi_K2": "kimi-k2",
@@ -97,12 +115,18 @@ MEGATRON_BRIDGE_TABLE = Table(
         "Nemotron_3_Nano": "nemotron-3-nano",
     },
     precision_of=lambda row: (row["precision"] or "").strip(),
+    # the performance scripts' PEFT task runs the recipe's peft config: rank 16 on Llama 3 70B
+    # (recipes/llama/h100/llama3.py llama3_70b_peft_8gpu_h100_bf16_config: "70B uses dim=16"),
+    # on the LoRA defaults' four linear layers: linear_qkv, linear_proj, linear_fc1,
+    # linear_fc2 (src/megatron/bridge/peft/lora.py), both @067f987df03b
+    lora_of={"LLAMA3_70B": (LoRA(rank=16, matrices_per_layer=4), None)},
+    lora_note=(
+        "LoRA rank 16 on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (Megatron-Bridge "
+        "llama3_70b_peft config and peft/lora.py defaults @067f987df03b)"
+    ),
     unmapped={
         "Nemotron_3_Super": LATENT_MOE,
         "DeepSeekV3 (w/ MTP)": "multi-token prediction's extra layer is not modelled",
-        "DeepSeekV3 (tokendrop)": TOKEN_DROP,
-        "Qwen3_30B_a3B (tokendrop)": TOKEN_DROP,
-        "Qwen3_235B_a22B (tokendrop)": TOKEN_DROP,
     },
 )
 
@@ -131,6 +155,13 @@ NEMO_2407_TABLE = Table(
     },
     precision_of=_stated_fp8,
     unmapped={},
+    # its fine-tuning rows pack SQuAD samples into 4,096-token inputs (the table's note), whose
+    # attention stays inside each sample: the model's causal attention over the whole input
+    # would overcount it, and the LoRA rows' adapters are not stated
+    fine_tuning_gap=(
+        "fine-tuning on packed SQuAD inputs (attention within each sample) and unstated LoRA "
+        "adapters: not scored"
+    ),
 )
 
 
@@ -147,6 +178,10 @@ AUTOMODEL_TABLE = Table(
     run_prefix="automodel",
     architecture_of={
         "Llama3 70B": "llama3-70b",
+        # its LoRA rows: Llama 3.1 8B and Llama 3.3 70B Instruct, the shapes of Llama 3 8B and
+        # 70B; the 70B on two nodes is the same model
+        "Llama3 8B": "llama3-8b",
+        "Llama3 70B 2-node": "llama3-70b",
         "DeepSeek V3 671B": "deepseek-v3",
         "Qwen3 MoE 30B": "qwen3-30b-a3b",
         "Kimi K2": "kimi-k2",
@@ -168,6 +203,22 @@ AUTOMODEL_TABLE = Table(
     stack_note=(
         "software stack: NeMo AutoModel (PyTorch-native FSDP2 with Transformer Engine "
         "kernels, the table's kernel_optimizations column): costed as stack fsdp"
+    ),
+    # the LoRA benchmark configurations the table links (examples/llm_benchmark/llama3_1/
+    # llama3_1_8b_peft_benchmark.yaml, llama3_3/custom_llama3_3_70b_instruct_peft_benchmark
+    # .yaml and its _2nodes twin @36044ad3d139): rank 16 on target_modules '*_proj', the
+    # seven projections q, k, v, o, gate, up and down of every layer; the 70B's set
+    # activation_checkpointing: true, which checkpoints every block (full recompute: only the
+    # string "selective" selects the selective kind, components/distributed/
+    # activation_checkpointing.py); the 8B's says nothing of it
+    lora_of={
+        "Llama3 8B": (LoRA(rank=16, matrices_per_layer=7), None),
+        "Llama3 70B": (LoRA(rank=16, matrices_per_layer=7), Recompute.FULL),
+        "Llama3 70B 2-node": (LoRA(rank=16, matrices_per_layer=7), Recompute.FULL),
+    },
+    lora_note=(
+        "LoRA rank 16 on the seven *_proj matrices of every layer (NeMo AutoModel's "
+        "llm_benchmark peft configurations @36044ad3d139)"
     ),
 )
 
@@ -278,11 +329,45 @@ def _release(row: dict[str, str]) -> str:
     return row["release"] or row["commit"][:12]
 
 
-def _case(row: dict[str, str], table: Table) -> CalibrationCase:
+# the tables' sections, by the task their runs train: "Pre-Training Performance"
+# (Megatron-Bridge), "Pretraining" (NeMo 24.07), "SFT Performance", "LoRA Performance",
+# "Fine-Tuning (LoRA) Performance" (AutoModel)
+PRETRAIN, SFT, LORA = "pretrain", "sft", "lora"
+# what a fine-tuning row's data is: neither table names a dataset for its rows. Megatron-
+# Bridge's performance scripts default to mock data of the recipe's sequence length
+# (scripts/performance/README.md: --data "Default `mock`", @067f987df03b); AutoModel says
+# "full sequences with no padding" (docs/performance-summary.mdx @36044ad3d139): full-length
+# sequences, as in pre-training
+FINE_TUNING_DATA = (
+    "data: full-length sequences of the row's length, as in pre-training (Megatron-Bridge's "
+    "performance scripts default to mock data; AutoModel: 'full sequences with no padding')"
+)
+
+
+def _task(section: str) -> str | None:
+    """The task a table section's rows train, or None for a section that is not training."""
+    name = section.replace("-", "").lower()
+    if name.startswith("pretraining"):
+        return PRETRAIN
+    if "lora" in name:
+        return LORA
+    if name.startswith("sft"):
+        return SFT
+    if name.startswith("finetuning"):  # NeMo 24.07's: SFT and LoRA rows in one table
+        return SFT
+    return None
+
+
+def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> CalibrationCase:
     model = row["model_from_heading"] or row["model"]
     shape = table.architecture_of.get(model)
     if shape is None:
         raise _Skip(table.why_unmapped(model))
+    lora, stated_recompute = (
+        table.lora_of.get(model, (None, None)) if task == LORA else (None, None)
+    )
+    if task == LORA and lora is None:
+        raise _Skip(f"{model}: the LoRA benchmark's adapters (rank, layers) are not read")
     cp = _int(row, "cp") or 1
     label = table.precision_of(row)
     if not label:
@@ -306,16 +391,24 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
     fsdp = _int(row, "fsdp") or 0  # NeMo 24.07 has no FSDP column: read as none
 
     recompute = Recompute(row[table.recompute_column]) if table.recompute_column else None
+    recompute = stated_recompute or recompute
     named = architectures()[shape]
     notes = [
         f"architecture {shape} (its source: {named['source'].split(';')[0]})",
         f"precision {label} modelled as FP8 GEMMs" if precision is Precision.FP8 else "BF16",
-        f"activation recompute {recompute.value}, from the row"
+        f"activation recompute {recompute.value}, from the "
+        + ("benchmark's configuration" if stated_recompute else "row")
         if recompute
         else "activation recompute not stated: searched",
         "TP communication overlap not stated: not assumed",
         *([table.stack_note] if table.stack_note else []),
     ]
+    if task == SFT:
+        notes += ["full fine-tuning (SFT): every weight trained, costed as pre-training"]
+    if lora is not None:
+        notes += [f"fine-tuning: {table.lora_note}; the base weights frozen"]
+    if task != PRETRAIN:
+        notes.append(FINE_TUNING_DATA)
     hardware = {**SYSTEMS[system], "gpu_count": n_gpus, "fabric_class": "infiniband"}
     domain = hardware.get("nvlink_domain_gpus")
     notes.append(
@@ -336,7 +429,8 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
             raise _Skip("expert tensor parallelism > 1 is not modelled")
         fields["moe"] = {**fields["moe"], "expert_parallel": ep}
         notes += [
-            f"expert parallel {ep}, from the row; routing force-balanced (the table's note)",
+            TOKEN_DROP if "(tokendrop)" in model else "routing force-balanced (the table's note)",
+            f"expert parallel {ep}, from the row",
             "multi-token prediction not stated: none modelled",
             "MoE all-to-all overlap not stated: not assumed",
         ]
@@ -349,6 +443,7 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
         zero_stage=3 if fsdp else 1,
         stack=table.stack_of(row) if table.stack_of else table.stack,
         tokens=1e12,  # time-to-train is not scored; step time does not depend on it
+        lora=lora,
     )
     try:
         workload = Workload.model_validate(fields)
@@ -359,7 +454,7 @@ def _case(row: dict[str, str], table: Table) -> CalibrationCase:
     return CalibrationCase(
         run_id=(
             f"{table.run_prefix}_{_release(row)}_{model}_{system}_{label}_{n_gpus}gpu_"
-            f"r{row['row_index']}"
+            f"r{row['row_index']}{'' if task == PRETRAIN else '_' + task}"
         ),
         family=table.family,
         workload=workload,
@@ -379,12 +474,13 @@ def table_cases(table: Table) -> tuple[list[CalibrationCase], list[SkippedRow]]:
     for row in rows:
         system = table.system_of(row)
         run_id = f"{_release(row)} {row['model_from_heading'] or row['model']} {system}"
-        # "Pre-Training Performance" (Megatron-Bridge), "Pretraining" (NeMo 24.07)
-        if not row["section"].replace("-", "").lower().startswith("pretraining"):
-            skipped.append(SkippedRow(run_id, f"{row['section']}: fine-tuning is not scored"))
+        task = _task(row["section"])
+        if task is None or (task != PRETRAIN and table.fine_tuning_gap):
+            why = table.fine_tuning_gap if task is not None else "not a training table"
+            skipped.append(SkippedRow(run_id, f"{row['section']}: {why}"))
             continue
         try:
-            cases.append(_case(row, table))
+            cases.append(_case(row, table, task))
         except _Skip as skip:
             skipped.append(SkippedRow(run_id, str(skip)))
     assert all(math.isfinite(c.published_tokens_per_s_per_gpu) for c in cases)

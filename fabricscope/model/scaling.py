@@ -1078,10 +1078,18 @@ def _dp_comm(
     if workload.zero_stage == 3:
         # FSDP gathers the weights for the forward and again for the backward of every
         # micro-batch, layer by layer, and reduce-scatters the gradients once per step;
-        # the gathers are prefetched under the whole compute, not only the backward
-        gather = _ring_gather(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
-        dp_time = (2.0 * g.m + 1.0) * gather + 2.0 * g.m * (workload.layers / p) * np.where(
-            dp > 1, dp_latency, 0.0
+        # the gathers are prefetched under the whole compute, not only the backward. It
+        # shards and gathers every weight, a LoRA job's frozen base too (FSDP2's
+        # fully_shard wraps the module's parameters whether they train or not); only the
+        # adapters' gradients are reduced
+        gather = _ring_gather(
+            params.here * 2.0, dp, dp_bus, dp_latency, c.collective_base_latency_s
+        )
+        reduce = _ring_gather(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
+        dp_time = (
+            2.0 * g.m * gather
+            + reduce
+            + 2.0 * g.m * (workload.layers / p) * np.where(dp > 1, dp_latency, 0.0)
         )
         dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * compute)
     else:
@@ -1150,7 +1158,10 @@ def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters
     t, p, b, v, m, rc, share = g.t, g.p, g.b, g.v, g.m, g.rc, g.share
     s, h = workload.seq_len / g.cp, workload.hidden_size  # CP: each rank holds s / cp tokens
     if workload.lora is not None:
-        states = 2.0 * params.here + 16.0 * params.lora
+        # the frozen base in bf16, sharded with everything else under FSDP (stage 3); the
+        # adapters' gradients and Adam states
+        base = params.sharded if workload.zero_stage == 3 else params.here
+        states = 2.0 * base + 16.0 * params.lora
     else:
         states = {
             0: 18.0 * params.here,

@@ -30,7 +30,7 @@ from fabricscope.model.scaling import (
     stage_imbalance,
     stage_plan,
 )
-from fabricscope.model.workload import Precision, Recompute, Stack, Workload
+from fabricscope.model.workload import LoRA, Precision, Recompute, Stack, Workload
 from fabricscope.model.workloads import preset
 from fabricscope.rank.catalog import fabric_classes, gpu_specs, profiles
 
@@ -152,6 +152,20 @@ def test_lora_finetune_trains_few_parameters_and_fits_one_node():
     row = estimate(job, profiles([hardware(8, "none")])).row(0)
     assert row["fits_memory"] and row["verdict"] == "compute-bound"
     assert row["time_to_train_h"] < 24
+
+
+def test_lora_under_fsdp_shards_and_gathers_the_frozen_base():
+    """FSDP (ZeRO-3) shards every weight, a LoRA job's frozen base too: a 70B LoRA job over
+    8 H100s fits 80 GB (AutoModel ran it so), where keeping the base whole does not."""
+    base = preset("llama3-70b").model_copy(
+        update={"lora": LoRA(rank=16, matrices_per_layer=7), "micro_batch_size": 1}
+    )
+    grid = LayoutGrid.partial(base, 1, 1, 1, Recompute.FULL)
+    sharded = estimate(
+        base.model_copy(update={"zero_stage": 3}), profiles([hardware(8, "none")]), grid
+    )
+    kept = estimate(base, profiles([hardware(8, "none")]), grid)
+    assert sharded.row(0)["memory_gb_per_gpu"] < 80 < kept.row(0)["memory_gb_per_gpu"]
 
 
 def test_cost_is_gpu_hours_times_price():
