@@ -102,6 +102,16 @@ class ModelConstants:
     hbm_efficiency: float = _constant(
         0.8, "prior", "STREAM-like copies reach 80-90% of the datasheet bandwidth"
     )
+    # one local expert's GEMM call in Megatron-Core's grouped MLP (Transformer Engine's
+    # multi-stream cuBLAS loop, one GEMM per local expert): 8 experts of 128 tokens (N = K =
+    # 2,048, NVFP4 on SM100, kernels only) take 0.267 ms, 33.4 us each, of which the eight
+    # GEMMs' FLOPs are about 1 us (NVIDIA/TransformerEngine PR #3134's table); _expert_gemm_calls
+    expert_gemm_call_s: float = _constant(
+        33.4e-6,
+        "measured",
+        "TE multi-stream grouped GEMM, 8 experts x 128 tokens in 0.267 ms on SM100 "
+        "(NVIDIA/TransformerEngine PR #3134)",
+    )
     # share of TP communication hidden behind GEMMs when the job overlaps them
     # (Megatron-Core --tp-comm-overlap); prior, fitted on the runs that state it
     tp_overlap_share: float = _constant(
@@ -913,7 +923,7 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
         scores_per_gpu = (workload.layers / g.p) * g.m * g.b * (workload.heads / t) * float(s) * s
         traffic = scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
         compute, attention = compute + traffic, attention + traffic
-    compute = compute + _moe_permutation(workload, g, c)
+    compute = compute + _moe_permutation(workload, g, c) + _expert_gemm_calls(workload, g, c)
     # uneven pipeline stages: every stage waits on the heaviest
     return _Compute(time=compute * g.imbalance, attention=attention * g.imbalance)
 
@@ -945,6 +955,30 @@ def _moe_permutation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     moe_layers = round(workload.layers * moe.moe_layer_fraction)
     elements = (g.m * moe_layers / g.p) * passes * tokens * moe.top_k * workload.hidden_size
     return elements * PERMUTED_BYTES / (g.col["hbm_bytes_per_s"] * c.hbm_efficiency)
+
+
+def _expert_gemm_calls(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
+    """The routed experts' per-expert GEMM calls, seconds per step, beside their FLOPs.
+
+    Megatron-Core's grouped MLP (``--moe-grouped-gemm``, TEGroupedMLP) runs Transformer
+    Engine's GroupedLinear, whose grouped GEMM is a loop of one cuBLAS GEMM per local expert
+    over a few CUDA streams ("the per-tensor NVFP4 grouped GEMM currently runs as a per-expert
+    loop of cuBLASLt GEMMs across multiple CUDA streams", NVIDIA/TransformerEngine PR #3134;
+    multi-stream cuBLAS since PR #853): each call costs ``expert_gemm_call_s`` whatever its
+    size, so a rank holding ``E/EP`` experts pays it ``E/EP`` times per grouped GEMM ("a large
+    EP can reduce the number of local experts, thereby reducing quantization and other
+    overheads, and improving the performance of Grouped GEMM": NVIDIA/Megatron-LM
+    docs/discussions/deepseek-v3-gb200-optimization @79e8592bb7a3). Six grouped GEMMs per MoE
+    layer and micro-batch: the two linear layers' forward, data-gradient and weight-gradient;
+    a full recompute repeats the forward's two (its share of the layers). A PyTorch stack's
+    experts (torchtitan's ``torch._grouped_mm``) run as one kernel: none."""
+    moe = workload.moe
+    if moe is None or workload.stack is not Stack.MEGATRON:
+        return np.zeros_like(g.t * g.col["gpu_count"])
+    local = moe.experts / _expert_parallel(workload, g)
+    calls = 6.0 + 2.0 * g.share
+    moe_layers = round(workload.layers * moe.moe_layer_fraction)
+    return (g.m * moe_layers / g.p) * local * calls * c.expert_gemm_call_s
 
 
 def _tp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:

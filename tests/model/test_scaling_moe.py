@@ -9,13 +9,14 @@ from fabricscope.model.scaling import (
     PERMUTED_BYTES,
     LayoutGrid,
     ModelConstants,
+    _expert_gemm_calls,
     _expert_rows,
     _gemm_width,
     _grid,
     _moe_permutation,
     estimate,
 )
-from fabricscope.model.workload import Recompute, Workload
+from fabricscope.model.workload import Recompute, Stack, Workload
 from fabricscope.rank.catalog import profiles
 
 
@@ -166,3 +167,47 @@ def test_token_shuffles_are_part_of_the_compute_term_and_none_for_a_dense_model(
     with_shuffles = estimate(job, hw, layout, c).compute_s[0]
     slower = estimate(job, hw, layout, slow).compute_s[0]
     assert slower - with_shuffles == pytest.approx(shuffles)
+
+
+@pytest.mark.parametrize(
+    ("moe", "recompute", "expected_calls"),
+    [
+        # EP 4 of 8 experts: 2 local experts x 6 grouped GEMMs x 4 MoE layers, one micro-batch
+        ({}, Recompute.NONE, 2 * 6 * 4),
+        # EP 8: one local expert, half the calls
+        ({"expert_parallel": 8}, Recompute.NONE, 1 * 6 * 4),
+        # full recompute runs the two forward GEMMs again: 8 per expert and layer
+        ({"expert_parallel": 8}, Recompute.FULL, 1 * 8 * 4),
+    ],
+)
+def test_each_local_expert_pays_its_gemm_calls(moe, recompute, expected_calls):
+    job = moe_job(**moe)
+    hw = eight_h100()
+    c = ModelConstants()
+    g = _grid(job, hw, LayoutGrid.partial(job, 1, 1, 1, recompute, 1), c)
+    assert _expert_gemm_calls(job, g, c)[0, 0] == pytest.approx(
+        expected_calls * c.expert_gemm_call_s
+    )
+
+
+def test_expert_gemm_calls_are_compute_time_for_megatron_moe_only():
+    job = moe_job()
+    hw = eight_h100()
+    c = ModelConstants()
+    layout = LayoutGrid.partial(job, 1, 1, 1, Recompute.NONE, 1)
+    free = ModelConstants(expert_gemm_call_s=0.0)
+    added = estimate(job, hw, layout, c).compute_s[0] - estimate(job, hw, layout, free).compute_s[0]
+    assert added == pytest.approx(2 * 6 * 4 * c.expert_gemm_call_s)
+    # fewer experts per rank (a larger EP) pays fewer calls
+    wide = moe_job(expert_parallel=8)
+    fewer = (
+        estimate(wide, hw, layout, c).compute_s[0] - estimate(wide, hw, layout, free).compute_s[0]
+    )
+    assert fewer == pytest.approx(added / 2)
+    # a dense model has no experts; a PyTorch stack's grouped GEMM is one kernel
+    for other in (
+        job.model_copy(update={"moe": None}),
+        job.model_copy(update={"stack": Stack.FSDP}),
+    ):
+        g = _grid(other, hw, layout, c)
+        assert np.all(_expert_gemm_calls(other, g, c) == 0.0)
