@@ -20,7 +20,7 @@ from typing import Any
 
 from fabricscope.accuracy.validation import CalibrationCase, SkippedRow, map_rows
 from fabricscope.model.scaling import LayoutGrid
-from fabricscope.model.workload import LoRA, Precision, Recompute, Stack, Workload
+from fabricscope.model.workload import Fp8Recipe, LoRA, Precision, Recompute, Stack, Workload
 from fabricscope.model.workloads import architectures
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "fixtures" / "published_runs"
@@ -63,6 +63,8 @@ class Table:
     lora_note: str = ""
     # why the table's fine-tuning rows are not scored ("": they are)
     fine_tuning_gap: str = ""
+    # the FP8 recipe a plain "FP8" label stands for in this table, and why
+    plain_fp8: tuple[Fp8Recipe, str] = (Fp8Recipe.TENSORWISE, "not stated: per-tensor assumed")
 
     def why_unmapped(self, model: str) -> str:
         for start, reason in self.unmapped.items():
@@ -124,6 +126,12 @@ MEGATRON_BRIDGE_TABLE = Table(
         "LoRA rank 16 on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (Megatron-Bridge "
         "llama3_70b_peft config and peft/lora.py defaults @067f987df03b)"
     ),
+    plain_fp8=(
+        Fp8Recipe.TENSORWISE,
+        "Megatron-Bridge's performance recipes offer bf16, fp8_cs, fp8_mx, fp8_sc and nvfp4 "
+        "(scripts/performance/argument_parser.py @067f987df03b) and run H100, which has no MX "
+        "tensor cores, as fp8_cs (dump_perf_configs.py): current scaling",
+    ),
     unmapped={
         "Nemotron_3_Super": LATENT_MOE,
         "DeepSeekV3 (w/ MTP)": "multi-token prediction's extra layer is not modelled",
@@ -161,6 +169,11 @@ NEMO_2407_TABLE = Table(
     fine_tuning_gap=(
         "fine-tuning on packed SQuAD inputs (attention within each sample) and unstated LoRA "
         "adapters: not scored"
+    ),
+    plain_fp8=(
+        Fp8Recipe.DELAYED,
+        "NeMo 24.07 ran Transformer Engine 1.x, whose Common API lists DelayedScaling as its "
+        "only recipe (release 1.3 docs; current, MX and block scaling came with 2.x)",
     ),
 )
 
@@ -235,6 +248,10 @@ TORCHTITAN_TABLE = Table(
     stack=Stack.FSDP,
     stack_of=lambda row: Stack.FSDP if row["compile"] == "true" else Stack.EAGER,
     recompute_column="activation_checkpoint",
+    plain_fp8=(
+        Fp8Recipe.TENSORWISE,
+        "torchao's tensorwise dynamic scaling: the runs' precompute_float8_dynamic_scale_for_fsdp",
+    ),
     stack_note=(
         "software stack: torchtitan (PyTorch FSDP2; torch.compile as the row says: fsdp "
         "compiled, eager without); Float8 linears (torchao, tensorwise scaling) as FP8 GEMMs; "
@@ -286,14 +303,19 @@ SYSTEM_NOTE = (
     "{gbps} Gb/s per GPU{domain})"
 )
 
-# FP8 recipes the model represents as FP8 GEMMs (delayed and current scaling, MX blocks);
-# NVFP4 is not modelled. 25.09 prints no precision.
-PRECISIONS = {
-    "FP8": Precision.FP8,
-    "FP8-CS": Precision.FP8,
-    "MXFP8": Precision.FP8,
-    "FP8-MX": Precision.FP8,
-    "BF16": Precision.BF16,
+# the tables' precision labels as a precision and FP8 recipe (None: the table's plain FP8,
+# Table.plain_fp8); NVFP4 is not modelled (docs/MODEL.md, "FP8 recipes"). 25.09 prints none.
+PRECISIONS: dict[str, tuple[Precision, Fp8Recipe | None]] = {
+    "FP8": (Precision.FP8, None),
+    "FP8-CS": (Precision.FP8, Fp8Recipe.TENSORWISE),
+    "MXFP8": (Precision.FP8, Fp8Recipe.MXFP8),
+    "FP8-MX": (Precision.FP8, Fp8Recipe.MXFP8),
+    "BF16": (Precision.BF16, None),
+}
+RECIPE_NOTES = {
+    Fp8Recipe.TENSORWISE: "per-tensor current scaling",
+    Fp8Recipe.DELAYED: "per-tensor delayed scaling",
+    Fp8Recipe.MXFP8: "MX blocks of 32 with E8M0 scales (Blackwell's block-scaled tensor cores)",
 }
 
 
@@ -374,9 +396,14 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         raise _Skip(f"precision not printed (release {row['release']})")
     if "(" in label:
         raise _Skip(f"precision {label}: two recipes' measurements in one cell")
-    precision = PRECISIONS.get(label)
-    if precision is None:
+    if label not in PRECISIONS:
         raise _Skip(f"precision {label}: not modelled")
+    precision, recipe = PRECISIONS[label]
+    if precision is Precision.FP8 and recipe is None:
+        recipe, why = table.plain_fp8
+        fp8_note = f"precision {label}: FP8 recipe {recipe.value} ({why})"
+    elif recipe is not None:
+        fp8_note = f"precision {label}: FP8 recipe {recipe.value} ({RECIPE_NOTES[recipe]})"
     system = table.system_of(row)
     if system in SYSTEM_GAPS:
         raise _Skip(f"system {system}: {SYSTEM_GAPS[system]}")
@@ -395,7 +422,10 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     named = architectures()[shape]
     notes = [
         f"architecture {shape} (its source: {named['source'].split(';')[0]})",
-        f"precision {label} modelled as FP8 GEMMs" if precision is Precision.FP8 else "BF16",
+        f"{fp8_note}; the linear layers' GEMMs in FP8, attention and the embedding and "
+        "output layers in BF16"
+        if precision is Precision.FP8
+        else "BF16",
         f"activation recompute {recompute.value}, from the "
         + ("benchmark's configuration" if stated_recompute else "row")
         if recompute
@@ -440,6 +470,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         global_batch_size=gbs,
         micro_batch_size=mbs,
         precision=precision,
+        **({"fp8_recipe": recipe} if precision is Precision.FP8 else {}),
         zero_stage=3 if fsdp else 1,
         stack=table.stack_of(row) if table.stack_of else table.stack,
         tokens=1e12,  # time-to-train is not scored; step time does not depend on it

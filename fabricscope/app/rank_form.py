@@ -22,6 +22,7 @@ import streamlit as st
 
 from fabricscope.app.view_state import (
     FABRIC_CLASSES,
+    FP8_RECIPE_HELP,
     MAX_STARS,
     MODES,
     OBJECTIVES,
@@ -255,7 +256,7 @@ def _training_inputs() -> dict[str, Any]:
                     label,
                     list(WORKLOAD_CHOICES[name]),
                     key=key,
-                    help=STACK_HELP if name == "stack" else None,
+                    help={"stack": STACK_HELP, "fp8_recipe": FP8_RECIPE_HELP}.get(name),
                 )
             elif kind is int:
                 values[name] = int(bar.number_input(label, min_value=1, step=1, key=key))

@@ -23,7 +23,7 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from fabricscope.model.serving import ServingWorkload, mix_text, parse_mix
-from fabricscope.model.workload import Precision, Stack, Workload
+from fabricscope.model.workload import Fp8Recipe, Precision, Stack, Workload
 from fabricscope.model.workloads import (
     WorkloadError,
     architectures,
@@ -111,6 +111,7 @@ class WorkloadFields:
     batch_sequences: int
     precision: str
     stack: str = Stack.MEGATRON.value
+    fp8_recipe: str = Fp8Recipe.TENSORWISE.value
 
     @classmethod
     def of(cls, workload: Workload) -> WorkloadFields:
@@ -124,6 +125,7 @@ class WorkloadFields:
             batch_sequences=workload.batch_sequences,
             precision=workload.precision.value,
             stack=workload.stack.value,
+            fp8_recipe=workload.fp8_recipe.value,
         )
 
 
@@ -138,17 +140,25 @@ WORKLOAD_FIELDS: dict[str, tuple[str, type]] = {
     "batch_sequences": ("Global batch (sequences)", int),
     "precision": ("Precision", str),
     "stack": ("Training software", str),
+    "fp8_recipe": ("FP8 recipe", str),
 }
 # the values a text field may take (the app offers them as a choice)
 WORKLOAD_CHOICES: dict[str, tuple[str, ...]] = {
     "precision": tuple(p.value for p in Precision),
     "stack": tuple(s.value for s in Stack),
+    "fp8_recipe": tuple(r.value for r in Fp8Recipe),
 }
 STACK_HELP = (
     "megatron: Megatron-Core, NeMo (what the model's constants were fitted on); fsdp: PyTorch "
     "FSDP with compiled or fused kernels (torchtitan, llm-foundry), no measured difference; "
     "eager: FSDP without torch.compile or a Hugging Face Trainer loop, at torchtitan's measured "
     "86% of compiled (docs/MODEL.md)"
+)
+FP8_RECIPE_HELP = (
+    "how an FP8 job scales its linear layers' tensors (precision fp8 only): tensorwise and "
+    "delayed (per-tensor, what the FP8 factors were measured and fitted on); rowwise at "
+    "torchao's measured cost (81% of tensorwise's FP8 rate on H100, 74% on B200); mxfp8 "
+    "costed as tensorwise (docs/MODEL.md)"
 )
 
 
@@ -292,6 +302,7 @@ def workload_of(view: RankView) -> Workload:
         global_batch_tokens=None,
         precision=custom.precision,
         stack=custom.stack,
+        fp8_recipe=custom.fp8_recipe,
     )
     # the preset's derived totals no longer hold once the shape changed
     if spec.get("active_params_billion") and (

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from fabricscope.model.generations import generation_of
+
 # A GPU's "80 GB" is 80 GiB as the driver counts it (nvidia-smi: A100 40GB 40,960 MiB,
 # A100 80GB 81,920 MiB, H100 80GB 81,559 MiB); memory is compared and reported in GiB
 GIB = float(2**30)
@@ -128,6 +130,9 @@ class HardwareProfiles:
     peak_fp4: Array
     gemm_ceiling_bf16: Array  # share of peak_bf16 its matmuls reach (GpuSpec's)
     gemm_ceiling_fp8: Array  # share of peak_fp8 its FP8 matmuls reach (BF16's without FP8)
+    # 1.0 for an NVIDIA Blackwell GPU (generations.py), else 0.0 (a GPU without a generation
+    # there too): the FP8 recipes' measured factors are per generation
+    blackwell: Array
     hbm_bytes: Array
     hbm_bytes_per_s: Array
     scaleup_bytes_per_s: Array  # unidirectional per GPU
@@ -220,6 +225,7 @@ def build_profiles(
             * 1e12,
             "gemm_ceiling_bf16": spec.gemm_ceiling_bf16,
             "gemm_ceiling_fp8": spec.gemm_ceiling_fp8,
+            "blackwell": float(generation_of(str(row.get("gpu_model"))) == "blackwell"),
             "hbm_bytes": spec.memory_gb * GIB,
             "hbm_bytes_per_s": spec.hbm_tbps * 1e12,
             "scaleup_bytes_per_s": scaleup * 1e9 / 2,

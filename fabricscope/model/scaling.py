@@ -24,7 +24,7 @@ from fabricscope.model.hardware import (
     HardwareProfiles,
     fabric_efficiency,
 )
-from fabricscope.model.workload import Precision, Recompute, Stack, Workload
+from fabricscope.model.workload import Fp8Recipe, Precision, Recompute, Stack, Workload
 
 RECOMPUTE_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
 # A100 SXM: 312 TFLOP/s BF16 over 2.039 TB/s of HBM (gpus.csv): the width constant's reference
@@ -44,6 +44,19 @@ TORCHTITAN_FP8_GAIN = (8532 / 6667 + 8380 / 6514) / 2
 # fabricscope/accuracy/validation.py)
 TORCHTITAN_FP8_FACTOR = 0.8351
 FP8_EFFICIENCY_PRIOR = TORCHTITAN_FP8_FACTOR
+# torchao's end-to-end float8 benchmarks (torchtitan Llama3-8B, 8 GPUs, batch 1, 8,192 tokens,
+# torch.compile, FSDP2, per-op SAC; median tokens/s; pytorch/ao
+# docs/source/workflows/training.md @36027d82d1ad): on H100 tensorwise (float8 all-gather)
+# 7,689.5, rowwise 6,768 (BF16 6,150); on B200 tensorwise 10,417, rowwise 8,640.5 (BF16
+# 8,307.5). A recipe's factor (:func:`_fp8_recipe_factor`) is the linear layers' FP8 rate over
+# tensorwise's at which the model's compute on that job (tensorwise at TORCHTITAN_FP8_FACTOR,
+# 31.4% of its FLOPs in BF16) falls from tensorwise's by the ratio torchao measured: with R the
+# model's tensorwise linear rate over BF16's (the GPU's FP8 over BF16 matmul ceilings x
+# TORCHTITAN_FP8_FACTOR: 1.474 on H100, 1.643 on B200) and r tensorwise's throughput over the
+# recipe's, factor = ((1 - 0.314) / R) / (r (0.314 + (1 - 0.314) / R) - 0.314); tests hold the
+# model to the measured ratios
+TORCHAO_H100 = {"bf16": 6150.0, "tensorwise": 7689.5, "rowwise": 6768.0}
+TORCHAO_B200 = {"bf16": 8307.5, "tensorwise": 10417.0, "rowwise": 8640.5}
 
 
 # What a constant is: fitted globally on the published runs, measured or taken from a source,
@@ -95,6 +108,16 @@ class ModelConstants:
     # fitted): measured on torchtitan (TORCHTITAN_FP8_FACTOR)
     fsdp_fp8_efficiency_factor: float = _constant(
         TORCHTITAN_FP8_FACTOR, "measured", "torchtitan FP8 over BF16 (TORCHTITAN_FP8_FACTOR)"
+    )
+    # rowwise FP8 (Workload.fp8_recipe): the linear layers' FP8 rate over the per-tensor recipes'
+    # (the factors above were measured and fitted on those), per GPU generation, from torchao's
+    # measured ratios (TORCHAO_H100, TORCHAO_B200; :func:`_fp8_recipe_factor`); Hopper's is
+    # every FP8 GPU's but Blackwell's
+    rowwise_fp8_factor_hopper: float = _constant(
+        0.8142, "measured", "torchao H100 rowwise over tensorwise, 6,768 / 7,689.5 (TORCHAO_H100)"
+    )
+    rowwise_fp8_factor_blackwell: float = _constant(
+        0.7351, "measured", "torchao B200 rowwise over tensorwise, 8,640.5 / 10,417 (TORCHAO_B200)"
     )
     # achieved share of HBM bandwidth in streaming kernels (prior: STREAM-like copies reach
     # 80-90% of the datasheet figure); used for unfused attention's score traffic and MoE's
@@ -848,6 +871,23 @@ def _high_precision_flops_step(workload: Workload) -> float:
     return per_token * workload.batch_tokens
 
 
+def _fp8_recipe_factor(workload: Workload, col: dict[str, Array], c: ModelConstants) -> Array:
+    """The FP8 recipe's linear-layer rate over the per-tensor recipes', per profile: rowwise at
+    torchao's measured ratio to tensorwise (Blackwell's on a Blackwell GPU, Hopper's on every
+    other), every other recipe 1. The per-tensor recipes (tensorwise, delayed) are what the FP8
+    factors were measured and fitted on; torchao found delayed and dynamic per-tensor scaling
+    within 1% of each other (meta-pytorch/float8_experimental#298). MXFP8 runs at tensorwise's
+    rate: its measured cost (torchao and Megatron-Bridge: 4-5% below current scaling on
+    Blackwell) worsened the held-out figures and was left out (docs/MODEL.md, Known limits); on
+    a GPU without Blackwell's block-scaled tensor cores an MXFP8 job runs per-tensor FP8
+    (Megatron-Bridge's performance recipes run fp8_cs on H100), costed the same."""
+    if workload.fp8_recipe is Fp8Recipe.ROWWISE:
+        return np.where(
+            col["blackwell"] > 0, c.rowwise_fp8_factor_blackwell, c.rowwise_fp8_factor_hopper
+        )
+    return np.ones_like(col["peak_fp8"])
+
+
 def _attention_recompute_share(workload: Workload, g: _Grid) -> Array:
     """The share of the layers whose core attention is recomputed: those a full recompute
     covers, and every layer under Megatron's selective recompute, which checkpoints the core
@@ -904,7 +944,8 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
             else c.fsdp_fp8_efficiency_factor
         )
         peak = col["peak_fp8"]
-        factor = np.where(peak > col["peak_bf16"], fp8, 1.0)
+        recipe = _fp8_recipe_factor(workload, col, c)
+        factor = np.where(peak > col["peak_bf16"], fp8 * recipe, 1.0)
         linear_rate = col["gpu_count"] * peak * eta * factor * col["gemm_ceiling_fp8"]
     else:
         linear_rate = bf16_rate

@@ -9,12 +9,50 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 
 class Precision(StrEnum):
     BF16 = "bf16"
     FP8 = "fp8"
+
+
+class Fp8Recipe(StrEnum):
+    """How an FP8 job scales the FP8 tensors of its linear layers (docs/MODEL.md, "FP8
+    recipes"); the layers it applies to are the same for every recipe: the linear layers only
+    (attention, the embeddings, the output layer and a MoE router stay in BF16)."""
+
+    # one scale per tensor from its own amax (Transformer Engine's Float8CurrentScaling,
+    # Megatron-Bridge's "FP8-CS", torchao's tensorwise)
+    TENSORWISE = "tensorwise"
+    # one scale per tensor from an amax history (Transformer Engine's DelayedScaling, NeMo
+    # 24.07's "FP8")
+    DELAYED = "delayed"
+    # one scale per row of each operand (torchao's rowwise)
+    ROWWISE = "rowwise"
+    # one E8M0 scale per 32 elements on Blackwell's block-scaled tensor cores (Transformer
+    # Engine's MXFP8BlockScaling, Megatron-Bridge's "MXFP8" / "FP8-MX", torchao's mxfp8)
+    MXFP8 = "mxfp8"
+
+
+# spellings a workload may use for a recipe, and recipes the model cannot cost, with why
+FP8_RECIPE_ALIASES = {
+    "current": Fp8Recipe.TENSORWISE,
+    "fp8-cs": Fp8Recipe.TENSORWISE,
+    "fp8-mx": Fp8Recipe.MXFP8,
+}
+UNCOSTED_FP8_RECIPES = {
+    "blockwise": "no public end-to-end measurement of blockwise FP8 (DeepSeek-V3's 128x128 "
+    "weight and 1x128 activation blocks, Transformer Engine's Float8BlockScaling, "
+    "Megatron-Bridge's fp8_sc) against BF16 or a per-tensor recipe was found (docs/MODEL.md)",
+}
 
 
 class Recompute(StrEnum):
@@ -212,6 +250,13 @@ class Workload(_Spec):
         default=None, gt=0, le=1024, description="sequences per micro-batch; searched if omitted"
     )
     precision: Precision = Precision.BF16
+    fp8_recipe: Fp8Recipe = Field(
+        default=Fp8Recipe.TENSORWISE,
+        description="how an FP8 job scales its linear layers' tensors: tensorwise (current "
+        "scaling, the default), delayed, rowwise (torchao's measured cost per GPU generation), "
+        "mxfp8 (Blackwell's block-scaled tensor cores; costed as tensorwise, docs/MODEL.md); "
+        "only with precision fp8",
+    )
     activation_recompute: Recompute | None = Field(
         default=None,
         description="searched if omitted (with full recompute of a share of the layers too)",
@@ -239,14 +284,20 @@ class Workload(_Spec):
         "torch.compile)",
     )
 
-    @field_validator("stack", mode="before")
+    @field_validator("stack", "fp8_recipe", mode="before")
     @classmethod
-    def _stack_spelling(cls, value: object) -> object:
-        if isinstance(value, str) and not isinstance(value, Stack):
+    def _spelling(cls, value: object, info: ValidationInfo) -> object:
+        """A stack's or FP8 recipe's accepted spellings; one the model cannot cost is refused
+        with why (UNCOSTED_STACKS, UNCOSTED_FP8_RECIPES)."""
+        kind, aliases, uncosted = {
+            "stack": (Stack, STACK_ALIASES, UNCOSTED_STACKS),
+            "fp8_recipe": (Fp8Recipe, FP8_RECIPE_ALIASES, UNCOSTED_FP8_RECIPES),
+        }[str(info.field_name)]
+        if isinstance(value, str) and not isinstance(value, kind):
             key = value.strip().lower()
-            if key in UNCOSTED_STACKS:
-                raise ValueError(f"stack {value!r}: {UNCOSTED_STACKS[key]}")
-            return STACK_ALIASES.get(key, key)
+            if key in uncosted:
+                raise ValueError(f"{info.field_name} {value!r}: {uncosted[key]}")
+            return aliases.get(key, key)
         return value
 
     @model_validator(mode="after")
@@ -273,6 +324,10 @@ class Workload(_Spec):
             )
         if self.tokens < self.batch_tokens:
             raise ValueError(f"workload {self.name!r}: fewer training tokens than one step's batch")
+        if self.fp8_recipe is not Fp8Recipe.TENSORWISE and self.precision is not Precision.FP8:
+            raise ValueError(
+                f"workload {self.name!r}: fp8_recipe {self.fp8_recipe.value} needs precision fp8"
+            )
         if self.ep_comm_overlap and self.moe is None:
             raise ValueError(f"workload {self.name!r}: ep_comm_overlap needs an MoE model (moe)")
         if self.rope_head_dim is not None and self.kv_lora_rank is None:

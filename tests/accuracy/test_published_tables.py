@@ -37,7 +37,7 @@ from fabricscope.model.scaling import (
     _high_precision_flops_step,
     _model_flops_step,
 )
-from fabricscope.model.workload import Precision, Recompute, Stack
+from fabricscope.model.workload import Fp8Recipe, Precision, Recompute, Stack
 from fabricscope.model.workloads import preset
 
 
@@ -265,3 +265,42 @@ def test_fine_tuning_rows_are_scored_with_their_adapters_and_recompute():
     # FSDP shards the frozen base too: the 70B's bf16 weights (141 GB over TP 2 x FSDP 4)
     # fit an 80 GB H100, as they ran
     assert all(s.fits_memory for s in score([sft, lora, llama]))
+
+
+def _label(case: CalibrationCase) -> str:
+    """The precision label a blind case's run id carries (before the row index and, for a
+    fine-tuning row, its task)."""
+    return case.run_id.removesuffix("_sft").removesuffix("_lora").split("_")[-3]
+
+
+def test_each_fp8_label_is_scored_with_its_recipe_and_says_so():
+    """NeMo 24.07's FP8 is delayed scaling, Megatron-Bridge's FP8-CS and plain FP8 (26.02+)
+    current scaling (tensorwise), its MXFP8 / FP8-MX MX blocks, torchtitan's Float8 tensorwise;
+    each row's assumptions name the recipe. NVFP4 stays skipped."""
+    expected = {
+        "FP8-CS": Fp8Recipe.TENSORWISE,
+        "FP8": Fp8Recipe.TENSORWISE,
+        "MXFP8": Fp8Recipe.MXFP8,
+        "FP8-MX": Fp8Recipe.MXFP8,
+    }
+    cases, skipped = megatron_bridge_cases()
+    seen = set()
+    for case in cases:
+        label = _label(case)
+        if case.workload.precision is Precision.BF16:
+            assert label == "BF16" and "BF16" in case.assumptions
+            continue
+        seen.add(label)
+        assert case.workload.fp8_recipe is expected[label], case.run_id
+        note = f"precision {label}: FP8 recipe {expected[label].value} ("
+        assert any(a.startswith(note) for a in case.assumptions), case.run_id
+    assert seen == set(expected)
+    assert any(s.reason == "precision NVFP4: not modelled" for s in skipped)
+    # the 26.02+ plain FP8 rows include H100's, which cannot run MX blocks
+    plain = [c for c in cases if _label(c) == "FP8"]
+    assert any(c.hardware["gpu_model"] == "H100-SXM-80GB" for c in plain)
+    for case in nemo_2407_cases()[0]:
+        assert case.workload.fp8_recipe is Fp8Recipe.DELAYED
+        assert any("FP8 recipe delayed (NeMo 24.07" in a for a in case.assumptions)
+    for case in torchtitan_cases()[0]:
+        assert case.workload.fp8_recipe is Fp8Recipe.TENSORWISE

@@ -203,3 +203,19 @@ def test_the_serve_form_offers_only_architectures_the_serving_model_costs():
     # nemotron-3-nano is a hybrid Mamba-Transformer: the serving model refuses it
     assert "nemotron-3-nano" in hybrids and not hybrids & set(offered)
     assert {"llama3-70b", "deepseek-v3", "gpt-oss-120b"} <= set(offered)
+
+
+def test_the_fp8_recipe_is_a_workload_field_and_needs_fp8():
+    fields = WorkloadFields.of(preset("llama3-8b"))
+    assert fields.fp8_recipe == "tensorwise"  # the default: nothing moves
+    rowwise = RankView(
+        preset="llama3-8b",
+        custom=WorkloadFields(**{**vars(fields), "precision": "fp8", "fp8_recipe": "rowwise"}),
+    )
+    assert from_query_params(as_url(to_query_params(rowwise))) == (rowwise, [])
+    assert workload_of(rowwise).fp8_recipe.value == "rowwise"
+    bf16 = RankView(custom=WorkloadFields(**{**vars(fields), "fp8_recipe": "rowwise"}))
+    with pytest.raises(InputError, match="needs precision fp8"):
+        workload_of(bf16)
+    _, problems = from_query_params({"custom": ["1"], "w_fp8_recipe": ["blockwise"]})
+    assert any("fp8_recipe 'blockwise' is not one of" in p for p in problems)
