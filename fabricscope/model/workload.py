@@ -338,6 +338,14 @@ class Workload(_Spec):
             raise ValueError(f"workload {self.name!r}: LoRA on hybrid models is not modelled")
         return self
 
+    @property
+    def precision_label(self) -> str:
+        """The precision as a summary states it: "fp8 (rowwise)" for a recipe other than the
+        default, else the precision alone."""
+        if self.precision is Precision.FP8 and self.fp8_recipe is not Fp8Recipe.TENSORWISE:
+            return f"{self.precision.value} ({self.fp8_recipe.value})"
+        return self.precision.value
+
     # ---- derived sizes (elements and parameter counts)
     @property
     def batch_sequences(self) -> int:

@@ -1026,7 +1026,7 @@ def _training_workload_lines(job: Any) -> list[str]:
         + (f" ({job.active_params / 1e9:,.1f}B active per token, MoE)" if job.moe else "")
         + f", {job.layers} layers, hidden size {job.hidden_size}, sequence {job.seq_len}",
         f"- {job.tokens:,.0f} training tokens, {job.batch_tokens:,} tokens per step, "
-        f"{job.precision.value}, ZeRO stage {job.zero_stage}, {job.stack.value} software stack"
+        f"{job.precision_label}, ZeRO stage {job.zero_stage}, {job.stack.value} software stack"
         + (", LoRA fine-tune" if job.lora else ""),
     ]
 

@@ -125,3 +125,13 @@ def test_a_recipe_needs_fp8_and_blockwise_is_refused_with_its_reason():
     for spelling, recipe in spelled.items():
         job = Workload.model_validate({**base, "precision": "fp8", "fp8_recipe": spelling})
         assert job.fp8_recipe is Fp8Recipe(recipe)
+
+
+def test_a_summary_names_a_recipe_other_than_the_default():
+    from fabricscope.procurement.shortlist import _training_workload_lines
+
+    assert torchao_job(None).precision_label == "bf16"
+    assert torchao_job(Fp8Recipe.TENSORWISE).precision_label == "fp8"  # as before recipes
+    rowwise = torchao_job(Fp8Recipe.ROWWISE)
+    assert rowwise.precision_label == "fp8 (rowwise)"
+    assert "fp8 (rowwise), ZeRO stage" in _training_workload_lines(rowwise)[1]

@@ -92,7 +92,7 @@ if view.serving:
 else:
     st.markdown(
         f"**{job.name}**: {job.total_params / 1e9:,.1f}B parameters, {job.tokens / 1e9:,.0f}B "
-        f"tokens, {job.precision.value}; on {', '.join(map(str, request.gpu_counts))} GPUs; "
+        f"tokens, {job.precision_label}; on {', '.join(map(str, request.gpu_counts))} GPUs; "
         f"{tiers} prices; ranked by {request.objective}."
     )
 columns = st.columns(4)
