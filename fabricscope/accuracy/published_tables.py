@@ -65,6 +65,9 @@ class Table:
     fine_tuning_gap: str = ""
     # the FP8 recipe a plain "FP8" label stands for in this table, and why
     plain_fp8: tuple[Fp8Recipe, str] = (Fp8Recipe.TENSORWISE, "not stated: per-tensor assumed")
+    # multi-token prediction depths a model's rows ran where they differ from its
+    # architecture's (none unless given), with the source that says so
+    mtp_of: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def why_unmapped(self, model: str) -> str:
         for start, reason in self.unmapped.items():
@@ -82,14 +85,13 @@ TOKEN_DROP = (
     "(Megatron-Bridge apply_moe_token_drop @067f987df03b), so each expert runs the balanced "
     "share the model assumes"
 )
-# Nemotron 3 Super and Ultra add to Nano's hybrid stack (whose Mamba-2 layers are modelled) two
-# things the model does not cost: LatentMoE, whose routed experts run on a latent narrower than
-# the hidden size behind their own projections, and multi-token prediction's extra layers
-LATENT_MOE = (
-    "LatentMoE (routed experts on a 1024-wide latent) and multi-token prediction (2 passes of "
-    "an attention and MoE block) are not modelled (NVIDIA-NeMo/Megatron-Bridge "
-    "recipes/nemotronh/h100/nemotron_3_super.py @067f987df03b: mtp_num_layers 2; "
-    "tests/unit_tests/models/nemotronh/test_nemotron_h_bridge.py: moe_latent_size 1024)"
+# Nemotron 3 Ultra is Super's LatentMoE and multi-token prediction at a size whose configuration
+# no sourced file states: its benchmark reads it from the Hugging Face hub
+ULTRA_UNSOURCED = (
+    "its configuration (hidden size, layers, experts, latent) is in no sourced file: NeMo "
+    "AutoModel's benchmark reads it from the Hugging Face hub (examples/llm_benchmark/nemotron/"
+    "nemotron_ultra_v3_te_deepep.yaml @36044ad3d139: nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-"
+    "BF16); LatentMoE and multi-token prediction themselves are modelled (nemotron-3-super)"
 )
 MEGATRON_BRIDGE_TABLE = Table(
     family=FAMILY,
@@ -99,10 +101,11 @@ MEGATRON_BRIDGE_TABLE = Table(
         "LLAMA3_8B": "llama3-8b",
         "LLAMA3_70B": "llama3-70b",
         "LLAMA3.1_405B": "llama3-405b",
-        # DeepSeek-V3 by its preset's architecture (MLA as standard attention); the rows that
-        # say they add multi-token prediction are left out (its extra layer is not modelled)
+        # DeepSeek-V3 by its preset's architecture (MLA as standard attention); the row that
+        # says it adds multi-token prediction with its one depth (mtp_of)
         "DeepSeekV3": "deepseek-v3",
         "DeepSeekV3 (w/o MTP)": "deepseek-v3",
+        "DeepSeekV3 (w/ MTP)": "deepseek-v3",
         "DeepSeekV3 (dropless)": "deepseek-v3",
         "DeepSeekV3 (tokendrop)": "deepseek-v3",
         "Qwen3_30B_a3B (tokendrop)": "qwen3-30b-a3b",
@@ -115,6 +118,8 @@ MEGATRON_BRIDGE_TABLE = Table(
         "GPT OSS 120B": "gpt-oss-120b",
         # hybrid Mamba-Transformer: its Mamba-2 layers modelled (Workload.mamba)
         "Nemotron_3_Nano": "nemotron-3-nano",
+        # LatentMoE and multi-token prediction (2 depths of one shared block) modelled
+        "Nemotron_3_Super": "nemotron-3-super",
     },
     precision_of=lambda row: (row["precision"] or "").strip(),
     # the performance scripts' PEFT task runs the recipe's peft config: rank 16 on Llama 3 70B
@@ -132,9 +137,21 @@ MEGATRON_BRIDGE_TABLE = Table(
         "(scripts/performance/argument_parser.py @067f987df03b) and run H100, which has no MX "
         "tensor cores, as fp8_cs (dump_perf_configs.py): current scaling",
     ),
-    unmapped={
-        "Nemotron_3_Super": LATENT_MOE,
-        "DeepSeekV3 (w/ MTP)": "multi-token prediction's extra layer is not modelled",
+    unmapped={},
+    mtp_of={
+        "Nemotron_3_Super": (
+            2,
+            "multi-token prediction: 2 depths of one shared attention + MoE block (recipes/"
+            "nemotronh/h100/nemotron_3_super.py @067f987df03b: mtp_num_layers 2, "
+            "mtp_use_repeated_layer); the recipe keeps the block in BF16 (keep_mtp_spec_in_bf16): "
+            "costed at the row's precision",
+        ),
+        "DeepSeekV3 (w/ MTP)": (
+            1,
+            "multi-token prediction depth 1, as DeepSeek-V3 trained (arXiv:2412.19437 section "
+            "4.2: 'we set the MTP depth D to 1'); its weights beyond the preset's stated 671B "
+            "not added; its block counted in the step's FLOPs, not on the last pipeline stage",
+        ),
     },
 )
 
@@ -201,14 +218,19 @@ AUTOMODEL_TABLE = Table(
         "GPT-OSS 20B": "gpt-oss-20b",
         "GPT-OSS 120B": "gpt-oss-120b",
         "Nemotron V3 Nano 30B (26.02)": "nemotron-3-nano",
+        "Nemotron V3 Super 120B (26.02)": "nemotron-3-super",
     },
     precision_of=lambda row: _automodel_heading(row)[1],
-    unmapped={
-        "Nemotron V3 Super": LATENT_MOE,
-        # Ultra as Super: LatentMoE and MTP layers (NVIDIA, 'Nemotron 3', arXiv:2512.20848)
-        "Nemotron V3 Ultra": LATENT_MOE.split(" (NVIDIA-NeMo")[0]
-        + " (NVIDIA, 'Nemotron 3' white paper, arXiv:2512.20848: Super and Ultra use LatentMoE "
-        "and MTP layers)",
+    unmapped={"Nemotron V3 Ultra": ULTRA_UNSOURCED},
+    # release 26.02's run predates AutoModel's multi-token prediction for Nemotron 3
+    # (nemo_automodel/components/models/nemotron_v3/mtp.py, added 2026-05-13 in #2161), and
+    # its benchmark configuration sets none (nemotron_super_v3_te_deepep.yaml @36044ad3d139)
+    mtp_of={
+        "Nemotron V3 Super 120B (26.02)": (
+            0,
+            "no multi-token prediction: release 26.02 predates NeMo AutoModel's (nemotron_v3/"
+            "mtp.py, added 2026-05-13) and its benchmark configuration sets none",
+        )
     },
     system_of=lambda row: _automodel_heading(row)[0],
     sequence_column="seq_length",
@@ -451,6 +473,21 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     if fsdp:
         notes.append(f"fsdp {fsdp}: ZeRO-3 (FSDP) over the data-parallel ranks")
     fields = dict(named["fields"])
+    stated_mtp = table.mtp_of.get(model)
+    if stated_mtp is not None:
+        fields["mtp_layers"] = stated_mtp[0]
+        fields["mtp_shared_layer"] = fields.get("mtp_shared_layer", False) and stated_mtp[0] > 0
+        if not fields["mtp_shared_layer"]:
+            fields.pop("mtp_shared_layer", None)
+        mtp_note = stated_mtp[1]
+    elif fields.get("mtp_layers"):
+        mtp_note = (
+            f"multi-token prediction: {fields['mtp_layers']} depths"
+            + (" of one shared block" if fields.get("mtp_shared_layer") else "")
+            + ", as the architecture's source trains it; the block costed at the row's precision"
+        )
+    else:
+        mtp_note = "multi-token prediction not stated: none modelled"
     ep = _int(row, "ep")
     if "moe" in fields:
         if ep is None:
@@ -461,7 +498,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         notes += [
             TOKEN_DROP if "(tokendrop)" in model else "routing force-balanced (the table's note)",
             f"expert parallel {ep}, from the row",
-            "multi-token prediction not stated: none modelled",
+            mtp_note,
             "MoE all-to-all overlap not stated: not assumed",
         ]
     fields.update(

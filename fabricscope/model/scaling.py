@@ -554,13 +554,19 @@ def _recompute_label(mode: int, share: float) -> str:
 
 
 def _mlp_gemms(
-    workload: Workload, ffn: float, t: Array | float, share: float, rows: Array | float = np.inf
+    workload: Workload,
+    ffn: float,
+    t: Array | float,
+    share: float,
+    rows: Array | float = np.inf,
+    width: float | None = None,
 ) -> list[Any]:
     """An MLP's two GEMMs as (M, K, N, FLOP weight) on one tensor-parallel rank: K = h,
     N = f / t (twice f when gated), then K = f / t, N = h; ``share`` of the layer's tokens
     pass through it (a MoE layer's routed experts: top-k of them), ``rows`` at a time (M:
-    an expert's tokens; unbounded for the layer's every token, see :func:`_gemm_width`)."""
-    h = float(workload.hidden_size)
+    an expert's tokens; unbounded for the layer's every token, see :func:`_gemm_width`).
+    ``width`` replaces h for a LatentMoE's routed experts, which run on its latent."""
+    h = float(width or workload.hidden_size)
     up = 2.0 * ffn if workload.gated_mlp else ffn
     return [(rows, h, up / t, share * h * up), (rows, ffn / t, h, share * ffn * h)]
 
@@ -599,7 +605,9 @@ def _gemm_width(workload: Workload, t: Array, expert_rows: Array | float = np.in
     A MoE layer's MLP is its experts, each ``expert_ffn_size`` wide: the routed ones run
     unsplit (expert TP 1, as DeepSeek-V3 and Megatron-Core's MoE recipes run them) on the
     top-k of the tokens each, the shared ones on every token at TP; the dense layers of a
-    model whose MoE layers are a share of them keep the dense MLP. A fine-grained expert
+    model whose MoE layers are a share of them keep the dense MLP. A LatentMoE's routed
+    experts read and write its latent (K and N of ``latent_size``), behind its down- and
+    up-projection (h x latent, on every token). A fine-grained expert
     (Qwen3-30B-A3B's 768 wide, DeepSeek-V3's 2,048) moves far more bytes per FLOP than the
     dense MLP its ``ffn_size`` describes.
     """
@@ -618,7 +626,15 @@ def _gemm_width(workload: Workload, t: Array, expert_rows: Array | float = np.in
     else:
         expert = float(moe.expert_ffn_size or workload.ffn)
         share = moe.moe_layer_fraction
-        gemms += _mlp_gemms(workload, expert, 1.0, moe.top_k * share, expert_rows)
+        routed = float(workload.routed_width)
+        gemms += _mlp_gemms(workload, expert, 1.0, moe.top_k * share, expert_rows, routed)
+        if moe.latent_size:
+            # the down- and up-projection, per token on every token, unsplit by TP
+            # (Megatron-Core's TELinear parallel_mode "duplicated", moe_layer.py @d98e8a64ddf3)
+            gemms += [
+                (every, h, routed, share * h * routed),
+                (every, routed, h, share * routed * h),
+            ]
         if moe.shared_experts:
             gemms += _mlp_gemms(workload, expert, t, moe.shared_experts * share)
         if share < 1.0:
@@ -837,8 +853,8 @@ def _model_flops_step(workload: Workload) -> float:
     # a hybrid's SSD scans are FLOPs beside its parameters' (0 for a transformer)
     attention_flops = workload.attention_flops_per_token + workload.ssm_scan_flops_per_token
     p_act, p_train = workload.active_params, workload.trainable_params
-    if workload.lora is None:
-        model_flops_token = 6.0 * p_act + attention_flops  # per token, fwd + bwd
+    if workload.lora is None:  # per token, fwd + bwd; multi-token prediction's depths beside
+        model_flops_token = 6.0 * p_act + attention_flops + workload.mtp_flops_per_token
     else:  # frozen base: forward and input gradients only; weight gradients for adapters
         model_flops_token = 4.0 * p_act + 6.0 * p_train + attention_flops
     return model_flops_token * workload.batch_tokens
@@ -861,12 +877,14 @@ def _high_precision_flops_step(workload: Workload) -> float:
     docs/discussions/deepseek-v3-gb200-optimization @79e8592bb7a3); torchtitan's Float8
     skips the output layer (train_configs/llama3_8b.toml filter_fqns = ["output"]). A
     hybrid's SSD scans run in mamba_ssm's Triton kernels, not in Transformer Engine's FP8
-    linears: at BF16 too."""
+    linears: at BF16 too. Each multi-token-prediction depth's pass of the output layer is
+    one more LM head."""
     passes = 6.0 if workload.lora is None else 4.0  # frozen base: no weight gradients
+    mtp_heads = workload.mtp_layers * workload.hidden_size * workload.vocab_size
     per_token = (
         workload.attention_flops_per_token
         + workload.ssm_scan_flops_per_token
-        + passes * workload.embedding_params
+        + passes * (workload.embedding_params + mtp_heads)
     )
     return per_token * workload.batch_tokens
 
@@ -984,7 +1002,9 @@ def _moe_permutation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     once and summed back into one token): ``2 + 2/k`` passes of ``k·h`` elements per token,
     ``4`` more with the sort, forward; the backward moves the gradients through the same
     shuffles, and a full recompute repeats the forward's. Per GPU, each micro-batch's
-    ``b·s/(t·cp)`` tokens."""
+    ``b·s/(t·cp)`` tokens. A LatentMoE permutes its latent (``latent_size`` elements per copy,
+    not h: the down-projection runs before the dispatch); each multi-token-prediction depth's
+    MoE layer shuffles as the others."""
     moe = workload.moe
     if moe is None:
         return np.zeros_like(g.t * g.col["gpu_count"])
@@ -993,8 +1013,8 @@ def _moe_permutation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     forward = 2.0 + 2.0 / moe.top_k + sort
     passes = forward * (1.0 + g.share) + forward
     tokens = g.b * workload.seq_len / (g.t * g.cp)
-    moe_layers = round(workload.layers * moe.moe_layer_fraction)
-    elements = (g.m * moe_layers / g.p) * passes * tokens * moe.top_k * workload.hidden_size
+    moe_layers = workload.moe_layer_passes
+    elements = (g.m * moe_layers / g.p) * passes * tokens * moe.top_k * workload.routed_width
     return elements * PERMUTED_BYTES / (g.col["hbm_bytes_per_s"] * c.hbm_efficiency)
 
 
@@ -1018,7 +1038,7 @@ def _expert_gemm_calls(workload: Workload, g: _Grid, c: ModelConstants) -> Array
         return np.zeros_like(g.t * g.col["gpu_count"])
     local = moe.experts / _expert_parallel(workload, g)
     calls = 6.0 + 2.0 * g.share
-    moe_layers = round(workload.layers * moe.moe_layer_fraction)
+    moe_layers = workload.moe_layer_passes  # multi-token prediction's MoE layers among them
     return (g.m * moe_layers / g.p) * local * calls * c.expert_gemm_call_s
 
 
@@ -1028,10 +1048,12 @@ def _tp_comm(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     full recompute). A hybrid's Mamba-2 layer is one more such sublayer: Megatron-Core's
     MambaMixer is a column-parallel in_proj and a row-parallel out_proj over the heads and
     groups (megatron/core/ssm/mamba_mixer.py), one collective each way as attention's; its
-    MLP layers carry the attention and Mamba-2 layers spread over them."""
+    MLP layers carry the attention and Mamba-2 layers spread over them. Each multi-token-
+    prediction depth adds an attention and an MLP sublayer."""
     tp_volume = g.b * (workload.seq_len / g.cp) * workload.hidden_size * g.beta
     mixers = (workload.attention_layers + workload.mamba_layers) / workload.layers
-    tp_colls = (2.0 + g.share) * (1.0 + mixers)
+    sublayers = workload.layers * (1.0 + mixers) + 2.0 * workload.mtp_layers
+    tp_colls = (2.0 + g.share) * sublayers / workload.layers
     tp_time = (
         (g.m * workload.layers / g.p)
         * tp_colls
@@ -1181,12 +1203,13 @@ def _ep_comm(
     if moe is None:
         zero = np.zeros_like(compute)
         return zero, zero
-    t, p, m, h, s = g.t, g.p, g.m, workload.hidden_size, workload.seq_len
+    t, p, m, s = g.t, g.p, g.m, workload.seq_len
     domain, per_node, net_step = g.col["nvlink_domain_gpus"], g.col["gpus_per_node"], g.net_step
-    moe_layers = round(workload.layers * moe.moe_layer_fraction)
+    moe_layers = workload.moe_layer_passes  # multi-token prediction's MoE layers among them
     # with TP, sequence parallelism splits the tokens (Megatron requires it for MoE with
-    # TP > 1): each rank dispatches s/t of them, then gathers over TP on NVLink
-    volume = g.b * s / (t * g.cp) * moe.top_k * h * g.beta * (ep - 1) / ep
+    # TP > 1): each rank dispatches s/t of them, then gathers over TP on NVLink; a LatentMoE
+    # dispatches its latent (Megatron-Core token_dispatcher.py: hidden_dim = moe_latent_size)
+    volume = g.b * s / (t * g.cp) * moe.top_k * workload.routed_width * g.beta * (ep - 1) / ep
     local = np.minimum(ep, domain / t)
     nvlink_part = (np.maximum(local, 1.0) - 1) / ep
     nic_part = np.maximum(0.0, ep - local) / ep
@@ -1264,7 +1287,10 @@ def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters
     # the logits (fp32 for the loss) live on the last stage; the first holds more unless one
     # stage holds the whole model
     logits = np.where(p > 1, 0.0, 4.0 * s * b * workload.vocab_size / t)
-    activations = g.activation_layers * per_layer * in_flight + logits
+    # multi-token prediction's depths sit on the last stage too: each a layer's activations
+    # and its own logits
+    mtp = np.where(p > 1, 0.0, workload.mtp_layers * (per_layer * in_flight + logits))
+    activations = g.activation_layers * per_layer * in_flight + logits + mtp
     return states + activations + c.buffer_bytes
 
 

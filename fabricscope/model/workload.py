@@ -82,6 +82,17 @@ class _Spec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+# MoE.latent_size, as Megatron-Core runs a LatentMoE layer
+LATENT_SIZE = (
+    "LatentMoE (Nemotron 3 Super): the routed experts run on a latent this "
+    "wide, behind one down-projection (hidden -> latent) before the dispatch and one "
+    "up-projection (latent -> hidden) after the combine, both per token and shared by the "
+    "experts; the all-to-all and the token shuffles move latent-wide activations; the "
+    "shared experts and the router keep the hidden size (Megatron-Core moe_layer.py's "
+    "fc1_latent_proj / fc2_latent_proj); default: no latent"
+)
+
+
 class MoE(_Spec):
     """Mixture of experts: ``experts`` per MoE layer, each token routed to ``top_k``."""
 
@@ -93,6 +104,7 @@ class MoE(_Spec):
     expert_parallel: int | None = Field(
         default=None, ge=1, description="EP degree; default: experts up to the DP group"
     )
+    latent_size: int | None = Field(default=None, gt=0, le=262_144, description=LATENT_SIZE)
 
     @model_validator(mode="after")
     def _top_k_fits(self) -> Self:
@@ -236,6 +248,20 @@ class Workload(_Spec):
         description="hybrid Mamba-Transformer: Mamba-2 layers beside attention; layers then "
         "counts the MLP (or MoE) layers",
     )
+    mtp_layers: int = Field(
+        default=0,
+        ge=0,
+        le=16,
+        description="multi-token prediction depths (Megatron-Core mtp_num_layers; DeepSeek-V3 "
+        "section 2.2): each runs one more attention layer and MLP (the MoE layer of an MoE "
+        "model) on the main model's last hidden states, behind a 2h -> h projection, and its "
+        "own pass of the output layer and loss, on the last pipeline stage; default: none",
+    )
+    mtp_shared_layer: bool = Field(
+        default=False,
+        description="the MTP depths run one physical block in turn (Megatron-Core "
+        "mtp_use_repeated_layer): one block of weights however many depths run",
+    )
     lora: LoRA | None = None
     tokens: float = Field(gt=0, le=1e16, description="training tokens")
     global_batch_tokens: int | None = Field(default=None, gt=0)
@@ -336,6 +362,12 @@ class Workload(_Spec):
             raise ValueError(f"workload {self.name!r}: LoRA on MoE models is not modelled")
         if self.lora is not None and self.mamba is not None:
             raise ValueError(f"workload {self.name!r}: LoRA on hybrid models is not modelled")
+        if self.lora is not None and self.mtp_layers:
+            raise ValueError(
+                f"workload {self.name!r}: LoRA with multi-token prediction is not modelled"
+            )
+        if self.mtp_shared_layer and not self.mtp_layers:
+            raise ValueError(f"workload {self.name!r}: mtp_shared_layer needs mtp_layers >= 1")
         return self
 
     @property
@@ -406,9 +438,11 @@ class Workload(_Spec):
     def attention_flops_per_token(self) -> float:
         """Scores and their product with V, forward and backward, non-causal (model-notes
         4.1's 12 l s h, with h the query width heads x head width); a sliding-window layer
-        attends to :attr:`attended_tokens_windowed` keys per query instead of s."""
+        attends to :attr:`attended_tokens_windowed` keys per query instead of s; each
+        multi-token-prediction depth's attention layer attends to the whole sequence."""
         windowed = self.windowed_layers
-        full = self.attention_layers - windowed
+        # each multi-token-prediction depth runs one more attention layer, unbanded
+        full = self.attention_layers - windowed + self.mtp_layers
         keys = full * self.seq_len + windowed * self.attended_tokens_windowed
         return 12.0 * keys * self.q_dim
 
@@ -465,47 +499,115 @@ class Workload(_Spec):
     def embedding_params(self) -> int:
         return self.vocab_size * self.hidden_size * (1 if self.tied_embeddings else 2)
 
+    @property
+    def routed_width(self) -> int:
+        """The width a routed expert reads and writes, and the all-to-all and the token
+        shuffles move: a LatentMoE's latent, else the hidden size."""
+        latent = self.moe.latent_size if self.moe is not None else None
+        return latent or self.hidden_size
+
+    def _routed_expert_params(self) -> int:
+        """One routed expert: its MLP on :attr:`routed_width` (a LatentMoE's latent)."""
+        assert self.moe is not None
+        ffn = self.moe.expert_ffn_size or self.ffn
+        return (3 if self.gated_mlp else 2) * self.routed_width * ffn
+
+    def _moe_block_params(self, active: bool) -> int:
+        """One MoE layer's MLP part: its routed experts (top-k of them when ``active``), its
+        shared experts on the hidden size, and a LatentMoE's down- and up-projection
+        (hidden x latent each, per token, shared by the experts); the router not counted."""
+        assert self.moe is not None
+        moe = self.moe
+        routed = (moe.top_k if active else moe.experts) * self._routed_expert_params()
+        shared = moe.shared_experts * self._mlp_params(moe.expert_ffn_size or self.ffn)
+        latent = 2 * self.hidden_size * moe.latent_size if moe.latent_size else 0
+        return routed + shared + latent
+
+    def _mtp_block_params(self, active: bool) -> int:
+        """One multi-token-prediction depth's weights: an attention layer, an MLP (the MoE
+        layer of an MoE model) and the projection of the concatenated embedding and hidden
+        state back to the hidden size (2h x h, DeepSeek-V3 section 2.2's M_k); the
+        embedding and the output layer are the main model's, shared; norms not counted."""
+        h = self.hidden_size
+        mlp = self._mlp_params(self.ffn) if self.moe is None else self._moe_block_params(active)
+        return self._attention_params_per_layer + mlp + 2 * h * h
+
+    @property
+    def mtp_params(self) -> float:
+        """The multi-token-prediction weights (derived): one block per depth, or one in all
+        when the depths share it (``mtp_shared_layer``); 0 without MTP."""
+        blocks = 1 if self.mtp_shared_layer else self.mtp_layers
+        return float(blocks * self._mtp_block_params(active=False)) if self.mtp_layers else 0.0
+
+    @property
+    def mtp_flops_per_token(self) -> float:
+        """Multi-token prediction's matrix FLOPs per token, forward and backward: each depth
+        runs its block (active parameters, :meth:`_mtp_block_params`) and its own pass of
+        the output layer (h x vocabulary), 6 FLOPs per weight and token as the main model's;
+        its core attention is in :attr:`attention_flops_per_token`. Repeated depths run the
+        shared block once each (Megatron-Bridge flop_utils.py's ``(1 + mtp_num_layers)``
+        logits and MTP MoE layers @067f987df03b)."""
+        per_depth = self._mtp_block_params(active=True) + self.hidden_size * self.vocab_size
+        return 6.0 * self.mtp_layers * per_depth
+
+    @property
+    def moe_layer_passes(self) -> int:
+        """The MoE layers a token passes per step's forward: the model's and one per
+        multi-token-prediction depth (its block's MoE layer); 0 for a dense model."""
+        if self.moe is None:
+            return 0
+        return round(self.layers * self.moe.moe_layer_fraction) + self.mtp_layers
+
     def _derived_params(self, active: bool) -> float:
+        """The main model's parameters (multi-token prediction's are :attr:`mtp_params`)."""
         dense_mlp = self._mlp_params(self.ffn)
         if self.moe is None:
             layers = self.layers * dense_mlp
         else:
-            moe = self.moe
-            expert = self._mlp_params(moe.expert_ffn_size or self.ffn)
-            used = (moe.top_k if active else moe.experts) + moe.shared_experts
-            moe_layers = round(self.layers * moe.moe_layer_fraction)
-            layers = moe_layers * used * expert + (self.layers - moe_layers) * dense_mlp
+            moe_layers = round(self.layers * self.moe.moe_layer_fraction)
+            layers = (
+                moe_layers * self._moe_block_params(active) + (self.layers - moe_layers) * dense_mlp
+            )
         mixers = self.attention_layers * self._attention_params_per_layer
         if self.mamba is not None:
             mixers += self.mamba.layers * self.mamba.params_per_layer(self.hidden_size)
         return float(layers + mixers + self.embedding_params)
 
     @property
+    def _derived_total(self) -> float:
+        """Every weight trained, derived: the main model's and multi-token prediction's."""
+        return self._derived_params(active=False) + self.mtp_params
+
+    @property
     def total_params(self) -> float:
-        return (self.params_billion or 0) * 1e9 or self._derived_params(active=False)
+        """The stated total, else the derived main model plus its multi-token-prediction
+        weights (:attr:`mtp_params`)."""
+        return (self.params_billion or 0) * 1e9 or self._derived_total
 
     @property
     def active_params(self) -> float:
-        """Parameters each token passes through (all of them for a dense model)."""
-        if self.moe is None:
+        """Parameters each token passes through in the main model (all of them for a dense
+        model); multi-token prediction's passes are :attr:`mtp_flops_per_token`."""
+        if self.moe is None and not self.mtp_layers:
             return self.total_params
         if self.active_params_billion:
             return self.active_params_billion * 1e9
         # scale the derived ratio to the stated total when one is given
-        ratio = self._derived_params(active=True) / self._derived_params(active=False)
-        return self.total_params * ratio
+        return self.total_params * self._derived_params(active=True) / self._derived_total
 
     @property
     def expert_params(self) -> float:
-        """The routed experts' parameters (what expert parallelism splits); 0 when dense.
-        Shared experts run for every token and count with the dense part."""
+        """The routed experts' parameters (what expert parallelism splits), multi-token
+        prediction's MoE layer's among them; 0 when dense. Shared experts and a LatentMoE's
+        projections run for every token and count with the dense part."""
         if self.moe is None:
             return 0.0
         moe = self.moe
         moe_layers = round(self.layers * moe.moe_layer_fraction)
-        routed = moe_layers * moe.experts * self._mlp_params(moe.expert_ffn_size or self.ffn)
+        mtp_blocks = (1 if self.mtp_shared_layer else self.mtp_layers) if self.mtp_layers else 0
+        routed = (moe_layers + mtp_blocks) * moe.experts * self._routed_expert_params()
         # scale the derived share to the stated total when one is given
-        return self.total_params * routed / self._derived_params(active=False)
+        return self.total_params * routed / self._derived_total
 
     @property
     def trainable_params(self) -> float:

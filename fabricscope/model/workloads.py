@@ -37,6 +37,8 @@ SHAPE_FIELDS = frozenset(
         "attention_window",
         "window_layer_fraction",
         "mamba",
+        "mtp_layers",
+        "mtp_shared_layer",
     }
 )
 # a workload's global batch: in tokens or in sequences, exactly one of them

@@ -57,7 +57,24 @@ def test_every_row_is_a_case_or_skipped_with_its_reason():
     deepseek = [c for c in cases if c.workload.moe is not None]
     assert len(deepseek) >= 20
     assert {c.workload.moe.expert_parallel for c in deepseek} >= {8, 32, 64}
-    assert "DeepSeekV3 (w/ MTP): multi-token prediction's extra layer is not modelled" in reasons
+    # its multi-token prediction row with DeepSeek-V3's one depth (arXiv:2412.19437 4.2)
+    mtp = [c for c in cases if c.workload.name.startswith("DeepSeekV3 (w/ MTP)")]
+    assert len(mtp) == 1 and mtp[0].workload.mtp_layers == 1
+    assert not mtp[0].workload.mtp_shared_layer
+    assert any("MTP depth D to 1" in note for note in mtp[0].assumptions)
+    # Nemotron 3 Super: LatentMoE and 2 MTP depths of one block; its 13 MXFP8 rows on the
+    # systems gpus.csv states scored, its NVFP4 rows left out for their precision
+    supers = [c for c in cases if c.workload.name.startswith("Nemotron_3_Super")]
+    assert len(supers) == 10
+    assert {c.workload.precision for c in supers} == {Precision.FP8}
+    assert all(c.workload.moe is not None and c.workload.moe.latent_size == 1024 for c in supers)
+    assert all((c.workload.mtp_layers, c.workload.mtp_shared_layer) == (2, True) for c in supers)
+    super_skips = {r.reason for r in skipped if "Nemotron_3_Super" in r.run_id}
+    assert super_skips == {
+        "precision NVFP4: not modelled",
+        "system DGX-B300: its GPU's specs are incomplete in gpus.csv",
+    }
+    assert not any("not modelled" in r and ("MTP" in r or "LatentMoE" in r) for r in reasons)
     # Qwen3's heads are 128 wide whatever the hidden size: scored with their head_dim
     qwen = [c for c in cases if c.workload.head_dim == 128 and c.workload.mamba is None]
     assert {c.workload.name.split()[0] for c in qwen} == {"Qwen3_30B_a3B", "Qwen3_235B_a22B"}
@@ -157,6 +174,14 @@ def test_automodel_rows_read_the_heading_and_the_printed_numbers():
     # no named architecture
     assert not any("fine-tuning" in reason for reason in reasons)
     assert "Qwen2.5 7B: no named architecture" in reasons
+    # Nemotron 3 Super's release-26.02 row: LatentMoE, no multi-token prediction (AutoModel's
+    # came later); Ultra's configuration is in no sourced file
+    nemotron = by_run[
+        "automodel_cb9765441e51_Nemotron V3 Super 120B (26.02)_DGX-H100_BF16_64gpu_r1"
+    ]
+    assert nemotron.workload.moe is not None and nemotron.workload.moe.latent_size == 1024
+    assert nemotron.workload.mtp_layers == 0 and not nemotron.workload.mtp_shared_layer
+    assert any(r.startswith("Nemotron V3 Ultra 550B (26.04): its configuration") for r in reasons)
     # GPT-OSS has an architecture now, but AutoModel's rows print no expert-parallel size
     oss = {row.reason for row in skipped if "GPT-OSS" in row.run_id}
     assert oss == {"an MoE row without its expert-parallel size"}
