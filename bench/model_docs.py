@@ -94,6 +94,7 @@ BLIND_KINDS = {
     "LLAMA": "Llama 3 (dense)",
     "Llama3": "Llama 3 (dense)",
     "Llama 3.1": "Llama 3 (dense)",
+    "DeepSeekV3 (w/ MTP)": "DeepSeek-V3 with MTP (MoE)",
     "DeepSeekV3": "DeepSeek-V3 (MoE)",
     "DeepSeek V3": "DeepSeek-V3 (MoE)",
     "Qwen3_30B": "Qwen3-30B-A3B (MoE)",
@@ -105,6 +106,8 @@ BLIND_KINDS = {
     "GPT-OSS 20B": "GPT-OSS-20B (MoE)",
     "Nemotron_3_Nano": "Nemotron 3 Nano (hybrid MoE)",
     "Nemotron V3 Nano": "Nemotron 3 Nano (hybrid MoE)",
+    "Nemotron_3_Super": "Nemotron 3 Super (hybrid LatentMoE, MTP)",
+    "Nemotron V3 Super": "Nemotron 3 Super (hybrid LatentMoE)",
 }
 
 
@@ -126,9 +129,10 @@ def blind() -> str:
                 "NVIDIA's Megatron-Bridge pre-training and fine-tuning tables (fixtures/"
                 "published_runs/megatron_bridge_performance_summary_archive.csv, releases "
                 "25.09-26.06; the dense Llama 3 8B/70B/405B rows, Llama 3 70B's SFT and LoRA "
-                "rows, and the MoE models with a named architecture: DeepSeek-V3, Qwen3-30B-A3B, "
-                "Qwen3-235B-A22B, Kimi K2, GPT-OSS-120B and the hybrid Mamba-Transformer "
-                "Nemotron 3 Nano), each row's own layout",
+                "rows, and the MoE models with a named architecture: DeepSeek-V3 (with and "
+                "without multi-token prediction), Qwen3-30B-A3B, Qwen3-235B-A22B, Kimi K2, "
+                "GPT-OSS-120B and the hybrid Mamba-Transformers Nemotron 3 Nano and Nemotron 3 "
+                "Super (LatentMoE, multi-token prediction)), each row's own layout",
                 cases,
                 skipped,
                 system,
