@@ -41,8 +41,13 @@ Array = NDArray[np.float64]
 
 WeightPrecision = Literal["bf16", "fp8", "fp4", "int4"]
 BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5, "int4": 0.5}
-# candidate batches (sequences decoding together per replica) and TP and PP degrees
-BATCHES = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], dtype=float)
+# candidate batches (sequences decoding together per replica) and TP and PP degrees. The
+# batches reach 8,192: an engine's own limit (TensorRT-LLM's max_batch_size, which trtllm-bench
+# sets per run from the memory; vLLM's max_num_seqs) is not stated by the runs, so the KV
+# cache's memory and the latency targets bound the batch, not the grid. Until 2026-12-05 the
+# grid stopped at 1,024, where a mixture of experts with many more weights than it activates
+# (Llama 4 Maverick: 400B, 17B active) still reads its weights over too few tokens
+BATCHES = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], dtype=float)
 TP_DEGREES = (1, 2, 4, 8, 16, 32, 64, 72)
 PP_DEGREES = (1, 2, 4, 8, 16)
 # expert-parallel widths beyond an NVLink domain, for a MoE model served attention

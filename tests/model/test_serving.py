@@ -12,6 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from fabricscope.model.serving import (
+    BATCHES,
     ServingConstants,
     ServingWorkload,
     estimate_serving,
@@ -428,7 +429,7 @@ def _poisson_p99(mean: float) -> int:
     return int(k[np.searchsorted(np.cumsum(np.exp(log_pmf)), 0.99)])
 
 
-@pytest.mark.parametrize("batch", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
+@pytest.mark.parametrize("batch", [int(b) for b in BATCHES])
 def test_the_prompts_interrupting_a_request_are_a_poisson_count_at_their_p99(batch):
     # one prompt length of 1 s: the sum is the count, within half a prompt of the exact
     # Poisson quantile at every batch the model tries
