@@ -395,9 +395,8 @@ def _task(section: str) -> str | None:
         return PRETRAIN
     if "lora" in name:
         return LORA
-    if name.startswith("sft"):
-        return SFT
-    if name.startswith("finetuning"):  # NeMo 24.07's: SFT and LoRA rows in one table
+    # NeMo 24.07's "Finetuning" holds SFT and LoRA rows in one table
+    if name.startswith(("sft", "finetuning")):
         return SFT
     return None
 
@@ -476,8 +475,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     stated_mtp = table.mtp_of.get(model)
     if stated_mtp is not None:
         fields["mtp_layers"] = stated_mtp[0]
-        fields["mtp_shared_layer"] = fields.get("mtp_shared_layer", False) and stated_mtp[0] > 0
-        if not fields["mtp_shared_layer"]:
+        if not stated_mtp[0]:  # no depths: no block to share
             fields.pop("mtp_shared_layer", None)
         mtp_note = stated_mtp[1]
     elif fields.get("mtp_layers"):

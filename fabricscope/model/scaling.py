@@ -880,11 +880,10 @@ def _high_precision_flops_step(workload: Workload) -> float:
     linears: at BF16 too. Each multi-token-prediction depth's pass of the output layer is
     one more LM head."""
     passes = 6.0 if workload.lora is None else 4.0  # frozen base: no weight gradients
-    mtp_heads = workload.mtp_layers * workload.hidden_size * workload.vocab_size
     per_token = (
         workload.attention_flops_per_token
         + workload.ssm_scan_flops_per_token
-        + passes * (workload.embedding_params + mtp_heads)
+        + passes * (workload.embedding_params + workload.mtp_head_params)
     )
     return per_token * workload.batch_tokens
 

@@ -533,11 +533,23 @@ class Workload(_Spec):
         return self._attention_params_per_layer + mlp + 2 * h * h
 
     @property
+    def _mtp_blocks(self) -> int:
+        """The multi-token-prediction blocks of weights: one per depth, or one in all when
+        the depths share it (``mtp_shared_layer``); 0 without MTP."""
+        if not self.mtp_layers:
+            return 0
+        return 1 if self.mtp_shared_layer else self.mtp_layers
+
+    @property
     def mtp_params(self) -> float:
-        """The multi-token-prediction weights (derived): one block per depth, or one in all
-        when the depths share it (``mtp_shared_layer``); 0 without MTP."""
-        blocks = 1 if self.mtp_shared_layer else self.mtp_layers
-        return float(blocks * self._mtp_block_params(active=False)) if self.mtp_layers else 0.0
+        """The multi-token-prediction weights (derived): :attr:`_mtp_blocks` blocks."""
+        return float(self._mtp_blocks * self._mtp_block_params(active=False))
+
+    @property
+    def mtp_head_params(self) -> int:
+        """The output layer's weights each multi-token-prediction depth runs again (h x
+        vocabulary per depth, the main model's, shared); 0 without MTP."""
+        return self.mtp_layers * self.hidden_size * self.vocab_size
 
     @property
     def mtp_flops_per_token(self) -> float:
@@ -547,16 +559,18 @@ class Workload(_Spec):
         its core attention is in :attr:`attention_flops_per_token`. Repeated depths run the
         shared block once each (Megatron-Bridge flop_utils.py's ``(1 + mtp_num_layers)``
         logits and MTP MoE layers @067f987df03b)."""
-        per_depth = self._mtp_block_params(active=True) + self.hidden_size * self.vocab_size
-        return 6.0 * self.mtp_layers * per_depth
+        return 6.0 * (self.mtp_layers * self._mtp_block_params(active=True) + self.mtp_head_params)
+
+    @property
+    def moe_layers(self) -> int:
+        """The main model's MoE layers (``moe_layer_fraction`` of its layers); 0 when dense."""
+        return 0 if self.moe is None else round(self.layers * self.moe.moe_layer_fraction)
 
     @property
     def moe_layer_passes(self) -> int:
         """The MoE layers a token passes per step's forward: the model's and one per
         multi-token-prediction depth (its block's MoE layer); 0 for a dense model."""
-        if self.moe is None:
-            return 0
-        return round(self.layers * self.moe.moe_layer_fraction) + self.mtp_layers
+        return 0 if self.moe is None else self.moe_layers + self.mtp_layers
 
     def _derived_params(self, active: bool) -> float:
         """The main model's parameters (multi-token prediction's are :attr:`mtp_params`)."""
@@ -564,7 +578,7 @@ class Workload(_Spec):
         if self.moe is None:
             layers = self.layers * dense_mlp
         else:
-            moe_layers = round(self.layers * self.moe.moe_layer_fraction)
+            moe_layers = self.moe_layers
             layers = (
                 moe_layers * self._moe_block_params(active) + (self.layers - moe_layers) * dense_mlp
             )
@@ -602,10 +616,8 @@ class Workload(_Spec):
         projections run for every token and count with the dense part."""
         if self.moe is None:
             return 0.0
-        moe = self.moe
-        moe_layers = round(self.layers * moe.moe_layer_fraction)
-        mtp_blocks = (1 if self.mtp_shared_layer else self.mtp_layers) if self.mtp_layers else 0
-        routed = (moe_layers + mtp_blocks) * moe.experts * self._routed_expert_params()
+        blocks = self.moe_layers + self._mtp_blocks
+        routed = blocks * self.moe.experts * self._routed_expert_params()
         # scale the derived share to the stated total when one is given
         return self.total_params * routed / self._derived_total
 
