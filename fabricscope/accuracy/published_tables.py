@@ -27,6 +27,10 @@ PUBLISHED = Path(__file__).resolve().parents[2] / "fixtures" / "published_runs"
 MEGATRON_BRIDGE = PUBLISHED / "megatron_bridge_performance_summary_archive.csv"
 NEMO_2407 = PUBLISHED / "nemo_performance_summary_24.07.csv"
 AUTOMODEL = PUBLISHED / "automodel_performance_summary.csv"
+# Megatron-Bridge's performance recipes, one line per recipe with the settings it ends with
+# (transcribed from src/megatron/bridge/perf_recipes @067f987df03b; published_runs_calibration.md)
+MEGATRON_BRIDGE_RECIPES = PUBLISHED / "megatron_bridge_recipes.csv"
+RECIPES_COMMIT = "067f987df03b"
 FAMILY = "megatron_bridge"
 
 
@@ -68,6 +72,9 @@ class Table:
     # multi-token prediction depths a model's rows ran where they differ from its
     # architecture's (none unless given), with the source that says so
     mtp_of: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # the benchmark recipes whose settings (recompute, overlaps) a row of the same layout ran
+    # with (:func:`benchmark_recipes`), or None where the table's recipes are not read
+    recipes: Path | None = None
 
     def why_unmapped(self, model: str) -> str:
         for start, reason in self.unmapped.items():
@@ -138,6 +145,7 @@ MEGATRON_BRIDGE_TABLE = Table(
         "tensor cores, as fp8_cs (dump_perf_configs.py): current scaling",
     ),
     unmapped={},
+    recipes=MEGATRON_BRIDGE_RECIPES,
     mtp_of={
         "Nemotron_3_Super": (
             2,
@@ -345,6 +353,157 @@ class _Skip(Exception):
     pass
 
 
+# the tables' precision labels as the performance recipes name them (a plain "FP8" is current
+# scaling: MEGATRON_BRIDGE_TABLE.plain_fp8)
+RECIPE_PRECISION = {
+    "BF16": "bf16",
+    "FP8": "fp8_cs",
+    "FP8-CS": "fp8_cs",
+    "MXFP8": "fp8_mx",
+    "FP8-MX": "fp8_mx",
+}
+# a table footnote that says a row measured a known regression: the row is not what the
+# software does, and is left out with the footnote's words
+REGRESSION = re.compile(r"performance regression[^.]*known issue(?: \([^)]*\))?", re.IGNORECASE)
+MARKDOWN_LINK = re.compile(r"\[([^\]]+)\]\(([^)]+)\)")
+
+
+@dataclass(frozen=True)
+class BenchmarkRecipe:
+    """One Megatron-Bridge performance recipe's settings (megatron_bridge_recipes.csv)."""
+
+    name: str
+    source: str  # path:line @commit
+    layout: tuple[int | None, ...]  # tp, pp, cp, vp, ep, gbs, mbs
+    recompute: str  # none, selective, full
+    method: str  # block, uniform or ""
+    recompute_layers: int | None
+    modules: tuple[str, ...]
+    cpu_offload_layers: int
+    tp_comm_overlap: bool
+    ep_comm_overlap: bool
+
+
+def _cell_int(value: str) -> int | None:
+    value = (value or "").strip()
+    return int(value) if value.lstrip("-").isdigit() else None
+
+
+def benchmark_recipes(
+    path: Path = MEGATRON_BRIDGE_RECIPES,
+) -> dict[tuple[str, str, str, str, int], list[BenchmarkRecipe]]:
+    """The recipes by (model, system, precision, task, GPUs), as the tables name them."""
+    recipes: dict[tuple[str, str, str, str, int], list[BenchmarkRecipe]] = {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            gpus = _cell_int(row["num_gpus"])
+            if gpus is None:
+                continue
+            recipe = BenchmarkRecipe(
+                name=row["recipe"],
+                source=f"{row['path']}:{row['line']} @{row['commit'][:12]}",
+                # a dense recipe's expert parallelism is 1 where the tables print n/a
+                layout=tuple(
+                    (_cell_int(row[k]) or 1) if k == "ep" else _cell_int(row[k])
+                    for k in ("tp", "pp", "cp", "vp", "ep", "gbs", "mbs")
+                ),
+                recompute=(row["recompute_granularity"] or "none").strip().lower(),
+                method=(row["recompute_method"] or "").strip().lower(),
+                recompute_layers=_cell_int(row["recompute_num_layers"]),
+                modules=tuple(m for m in (row["recompute_modules"] or "").split(";") if m),
+                cpu_offload_layers=(
+                    (_cell_int(row["cpu_offloading_num_layers"]) or 0)
+                    if row["cpu_offloading"].strip().lower() == "true"
+                    else 0
+                ),
+                tp_comm_overlap=row["tp_comm_overlap"].strip().lower() == "true",
+                ep_comm_overlap=row["ep_comm_overlap"].strip().lower() == "true",
+            )
+            key = (row["model"], row["system"], row["precision"], row["task"], gpus)
+            recipes.setdefault(key, []).append(recipe)
+    return recipes
+
+
+_RECIPES: dict[Path, dict[tuple[str, str, str, str, int], list[BenchmarkRecipe]]] = {}
+
+
+def _matching_recipe(
+    table: Table,
+    model: str,
+    system: str,
+    label: str,
+    task: str,
+    n_gpus: int,
+    layout: tuple[int | None, ...],
+) -> BenchmarkRecipe | None:
+    """The table's benchmark recipe for the row, if one has the row's very layout (TP, PP,
+    CP, virtual stages, EP, global and micro-batch): the recipes are read at one commit, and
+    a release that ran another layout ran another configuration."""
+    if table.recipes is None:
+        return None
+    if table.recipes not in _RECIPES:
+        _RECIPES[table.recipes] = benchmark_recipes(table.recipes)
+    name = re.sub(r"\s*\(.*\)$", "", model)  # "DeepSeekV3 (w/o MTP)": DeepSeekV3's recipe
+    key = (name, system, RECIPE_PRECISION.get(label, label.lower()), task, n_gpus)
+    for recipe in _RECIPES[table.recipes].get(key, []):
+        if recipe.layout == layout:
+            return recipe
+    return None
+
+
+# Megatron-Core's selective recompute modules whose recomputed FLOPs the model does not count:
+# elementwise work (layernorm, moe_act) and MLA's up-projections (a few per cent of a layer)
+SMALL_MODULES = frozenset({"layernorm", "moe_act", "mla_up_proj"})
+
+
+def _recipe_recompute(
+    recipe: BenchmarkRecipe, layers: int, pp: int, virtual: int | None
+) -> tuple[Recompute, float | None, str]:
+    """The recipe's activation recompute as the model's (kind, block share) and its note.
+    Megatron-Core's block method recomputes ``recompute_num_layers`` of each model chunk's
+    layers (a pipeline stage's, or a virtual stage's with interleaving)."""
+    where = f"the benchmark recipe {recipe.name} ({recipe.source}), whose layout is the row's"
+    offload = (
+        f"; CPU offloading of {recipe.cpu_offload_layers} layers' activations: not modelled "
+        "(its host transfers assumed hidden, the memory it frees not credited)"
+        if recipe.cpu_offload_layers
+        else ""
+    )
+    if recipe.recompute == "full":
+        if recipe.method == "block" and recipe.recompute_layers is not None:
+            chunk = layers / (pp * (virtual or 1))
+            share = min(1.0, recipe.recompute_layers / chunk)
+            return (
+                Recompute.FULL,
+                share,
+                f"activation recompute: full, block method, {recipe.recompute_layers} layers of "
+                f"each model chunk's {chunk:g} ({share:.0%}), from {where}{offload}",
+            )
+        return Recompute.FULL, None, f"activation recompute: full, from {where}{offload}"
+    if recipe.recompute == "selective":
+        modules = recipe.modules or ("core_attn",)
+        if "core_attn" in modules:
+            return (
+                Recompute.SELECTIVE,
+                None,
+                f"activation recompute: selective ({', '.join(modules)}), from {where}{offload}",
+            )
+        uncounted = [m for m in modules if m not in SMALL_MODULES]
+        return (
+            Recompute.NONE,
+            None,
+            f"activation recompute: selective of {', '.join(modules)}, from {where}: costed as "
+            + (
+                "none (elementwise work and MLA's up-projections: a few per cent of a layer)"
+                if not uncounted
+                else f"none; the recomputed {', '.join(uncounted)} forward not counted "
+                "(the model recomputes core attention or whole layers only)"
+            )
+            + offload,
+        )
+    return Recompute.NONE, None, f"activation recompute: none, from {where}{offload}"
+
+
 def _int(row: dict[str, str], column: str) -> int | None:
     text = (row.get(column) or "").strip()
     if text in ("", "n/a", "-"):
@@ -437,21 +596,48 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         raise _Skip("a layout, batch or throughput cell is empty")
     virtual = _int(row, "vp")
     fsdp = _int(row, "fsdp") or 0  # NeMo 24.07 has no FSDP column: read as none
+    footnote = REGRESSION.search(MARKDOWN_LINK.sub(r"\1 (\2)", row.get("cell_footnotes") or ""))
+    if footnote:
+        raise _Skip(f"the table's footnote: {footnote.group(0)}: not what the software does")
+    named = architectures()[shape]
+    ep = _int(row, "ep")
+    bench_recipe = _matching_recipe(
+        table, model, system, label, task, n_gpus, (tp, pp, cp, virtual, ep or 1, gbs, mbs)
+    )
 
     recompute = Recompute(row[table.recompute_column]) if table.recompute_column else None
     recompute = stated_recompute or recompute
-    named = architectures()[shape]
+    block_share: float | None = None
+    if bench_recipe is not None and recompute is None:
+        recompute, block_share, recompute_note = _recipe_recompute(
+            bench_recipe, int(named["fields"]["layers"]), pp, virtual
+        )
+    elif recompute is not None:
+        recompute_note = f"activation recompute {recompute.value}, from the " + (
+            "benchmark's configuration" if stated_recompute else "row"
+        )
+    else:
+        recompute_note = "activation recompute not stated: searched" + (
+            f" (no benchmark recipe @{RECIPES_COMMIT} has the row's layout)"
+            if table.recipes is not None
+            else ""
+        )
+    tp_overlap = bench_recipe is not None and bench_recipe.tp_comm_overlap and tp > 1
+    ep_overlap = bench_recipe is not None and bench_recipe.ep_comm_overlap
     notes = [
         f"architecture {shape} (its source: {named['source'].split(';')[0]})",
         f"{fp8_note}; the linear layers' GEMMs in FP8, attention and the embedding and "
         "output layers in BF16"
         if precision is Precision.FP8
         else "BF16",
-        f"activation recompute {recompute.value}, from the "
-        + ("benchmark's configuration" if stated_recompute else "row")
-        if recompute
-        else "activation recompute not stated: searched",
-        "TP communication overlap not stated: not assumed",
+        recompute_note,
+        (
+            f"TP communication overlap {'on' if bench_recipe.tp_comm_overlap else 'off'}, from the "
+            f"benchmark recipe {bench_recipe.name}"
+            + ("" if tp > 1 else " (TP 1: nothing to overlap)")
+        )
+        if bench_recipe is not None
+        else "TP communication overlap not stated: not assumed",
         *([table.stack_note] if table.stack_note else []),
     ]
     if task == SFT:
@@ -486,7 +672,6 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         )
     else:
         mtp_note = "multi-token prediction not stated: none modelled"
-    ep = _int(row, "ep")
     if "moe" in fields:
         if ep is None:
             raise _Skip("an MoE row without its expert-parallel size")
@@ -497,7 +682,15 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
             TOKEN_DROP if "(tokendrop)" in model else "routing force-balanced (the table's note)",
             f"expert parallel {ep}, from the row",
             mtp_note,
-            "MoE all-to-all overlap not stated: not assumed",
+            (
+                f"MoE all-to-all overlap on in the benchmark recipe {bench_recipe.name}: not "
+                "applied (with the prior share hidden the MoE rows read faster still; docs/"
+                "MODEL.md, Known limits)"
+                if ep_overlap
+                else f"MoE all-to-all overlap off, from the benchmark recipe {bench_recipe.name}"
+            )
+            if bench_recipe is not None
+            else "MoE all-to-all overlap not stated: not assumed",
         ]
     fields.update(
         name=f"{model} {system} {label} {n_gpus} GPUs",
@@ -510,6 +703,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         stack=table.stack_of(row) if table.stack_of else table.stack,
         tokens=1e12,  # time-to-train is not scored; step time does not depend on it
         lora=lora,
+        tp_comm_overlap=tp_overlap,
     )
     try:
         workload = Workload.model_validate(fields)
@@ -525,7 +719,9 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         family=table.family,
         workload=workload,
         hardware=hardware,
-        layout=LayoutGrid.partial(workload, tp, pp, mbs, recompute, virtual, cp=cp),
+        layout=LayoutGrid.partial(
+            workload, tp, pp, mbs, recompute, virtual, cp=cp, block_share=block_share
+        ),
         published_tokens_per_s_per_gpu=float(published),
         assumptions=tuple(notes),
     )
