@@ -108,8 +108,8 @@ MEGATRON_BRIDGE_TABLE = Table(
         "LLAMA3_8B": "llama3-8b",
         "LLAMA3_70B": "llama3-70b",
         "LLAMA3.1_405B": "llama3-405b",
-        # DeepSeek-V3 by its preset's architecture (MLA as standard attention); the row that
-        # says it adds multi-token prediction with its one depth (mtp_of)
+        # DeepSeek-V3 by its preset's architecture (MLA's core attention at its heads'
+        # widths); the row that says it adds multi-token prediction with its one depth (mtp_of)
         "DeepSeekV3": "deepseek-v3",
         "DeepSeekV3 (w/o MTP)": "deepseek-v3",
         "DeepSeekV3 (w/ MTP)": "deepseek-v3",

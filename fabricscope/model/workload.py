@@ -223,6 +223,20 @@ class Workload(_Spec):
         le=4096,
         description="MLA: the width of the decoupled rotary key cached beside the latent",
     )
+    mla_qk_head_dim: int | None = Field(
+        default=None,
+        gt=0,
+        le=4096,
+        description="MLA: each head's query and key width without the rotary part "
+        "(qk_nope_head_dim); attention's scores run over it plus rope_head_dim per head",
+    )
+    mla_v_head_dim: int | None = Field(
+        default=None,
+        gt=0,
+        le=4096,
+        description="MLA: each head's value width (v_head_dim); attention's product with V "
+        "runs over it per head",
+    )
     gated_mlp: bool = Field(default=False, description="SwiGLU-style MLP: 3 matrices, not 2")
     attention_window: int | None = Field(
         default=None,
@@ -358,6 +372,14 @@ class Workload(_Spec):
             raise ValueError(f"workload {self.name!r}: ep_comm_overlap needs an MoE model (moe)")
         if self.rope_head_dim is not None and self.kv_lora_rank is None:
             raise ValueError(f"workload {self.name!r}: rope_head_dim is MLA's: give kv_lora_rank")
+        mla_heads = (self.mla_qk_head_dim, self.mla_v_head_dim)
+        if any(d is not None for d in mla_heads) and (
+            None in mla_heads or self.kv_lora_rank is None or self.rope_head_dim is None
+        ):
+            raise ValueError(
+                f"workload {self.name!r}: mla_qk_head_dim and mla_v_head_dim are MLA's: give "
+                "both, with kv_lora_rank and rope_head_dim"
+            )
         if self.lora is not None and self.moe is not None:
             raise ValueError(f"workload {self.name!r}: LoRA on MoE models is not modelled")
         if self.lora is not None and self.mamba is not None:
@@ -409,6 +431,18 @@ class Workload(_Spec):
         return (self.kv_heads or self.heads) * self.head_width
 
     @property
+    def attention_width(self) -> float:
+        """The per-token width attention's two matmuls run over, the mean of the scores'
+        (query-key) and the values' (heads x head width for both in standard attention). MLA
+        (DeepSeek-V2/V3, Kimi K2) scores over heads x (mla_qk_head_dim + rope_head_dim) and
+        multiplies by V over heads x mla_v_head_dim (Megatron-Core's MultiLatentAttention
+        runs core attention on the decompressed heads; arXiv:2412.19437 section 2.1.1)."""
+        if self.mla_qk_head_dim is None or self.mla_v_head_dim is None:
+            return float(self.q_dim)
+        scores = self.heads * (self.mla_qk_head_dim + (self.rope_head_dim or 0))
+        return (scores + self.heads * self.mla_v_head_dim) / 2.0
+
+    @property
     def attention_layers(self) -> int:
         """The layers with attention: every layer, or a hybrid's ``mamba.attention_layers``."""
         return self.layers if self.mamba is None else self.mamba.attention_layers
@@ -437,14 +471,15 @@ class Workload(_Spec):
     @property
     def attention_flops_per_token(self) -> float:
         """Scores and their product with V, forward and backward, non-causal (model-notes
-        4.1's 12 l s h, with h the query width heads x head width); a sliding-window layer
+        4.1's 12 l s h, with h the query width heads x head width, or MLA's
+        :attr:`attention_width`); a sliding-window layer
         attends to :attr:`attended_tokens_windowed` keys per query instead of s; each
         multi-token-prediction depth's attention layer attends to the whole sequence."""
         windowed = self.windowed_layers
         # each multi-token-prediction depth runs one more attention layer, unbanded
         full = self.attention_layers - windowed + self.mtp_layers
         keys = full * self.seq_len + windowed * self.attended_tokens_windowed
-        return 12.0 * keys * self.q_dim
+        return 12.0 * keys * self.attention_width
 
     @property
     def ssm_scan_flops_per_token(self) -> float:

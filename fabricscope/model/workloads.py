@@ -34,6 +34,8 @@ SHAPE_FIELDS = frozenset(
         "seq_len",
         "kv_lora_rank",
         "rope_head_dim",
+        "mla_qk_head_dim",
+        "mla_v_head_dim",
         "attention_window",
         "window_layer_fraction",
         "mamba",
