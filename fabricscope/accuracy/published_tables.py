@@ -27,10 +27,10 @@ PUBLISHED = Path(__file__).resolve().parents[2] / "fixtures" / "published_runs"
 MEGATRON_BRIDGE = PUBLISHED / "megatron_bridge_performance_summary_archive.csv"
 NEMO_2407 = PUBLISHED / "nemo_performance_summary_24.07.csv"
 AUTOMODEL = PUBLISHED / "automodel_performance_summary.csv"
-# Megatron-Bridge's performance recipes, one line per recipe with the settings it ends with
-# (transcribed from src/megatron/bridge/perf_recipes @067f987df03b; published_runs_calibration.md)
-MEGATRON_BRIDGE_RECIPES = PUBLISHED / "megatron_bridge_recipes.csv"
-RECIPES_COMMIT = "067f987df03b"
+# Megatron-Bridge's performance configurations as each release shipped them, one line per
+# configuration with the settings it ends with (transcribed from each release's scripts/
+# performance at the tag its documents name; published_runs_calibration.md)
+MEGATRON_BRIDGE_RECIPES = PUBLISHED / "megatron_bridge_release_recipes.csv"
 FAMILY = "megatron_bridge"
 
 
@@ -72,8 +72,9 @@ class Table:
     # multi-token prediction depths a model's rows ran where they differ from its
     # architecture's (none unless given), with the source that says so
     mtp_of: dict[str, tuple[int, str]] = field(default_factory=dict)
-    # the benchmark recipes whose settings (recompute, overlaps) a row of the same layout ran
-    # with (:func:`benchmark_recipes`), or None where the table's recipes are not read
+    # the benchmark configurations, by release, whose settings (recompute, overlaps) a row of
+    # the same release and layout ran with (:func:`benchmark_recipes`), or None where the
+    # table's configurations are not read
     recipes: Path | None = None
 
     def why_unmapped(self, model: str) -> str:
@@ -370,8 +371,10 @@ MARKDOWN_LINK = re.compile(r"\[([^\]]+)\]\(([^)]+)\)")
 
 @dataclass(frozen=True)
 class BenchmarkRecipe:
-    """One Megatron-Bridge performance recipe's settings (megatron_bridge_recipes.csv)."""
+    """One Megatron-Bridge performance configuration's settings, as one release shipped it
+    (megatron_bridge_release_recipes.csv)."""
 
+    release: str
     name: str
     source: str  # path:line @commit
     layout: tuple[int | None, ...]  # tp, pp, cp, vp, ep, gbs, mbs
@@ -389,17 +392,22 @@ def _cell_int(value: str) -> int | None:
     return int(value) if value.lstrip("-").isdigit() else None
 
 
+RecipeKey = tuple[str, str, str, str, str, int]
+
+
 def benchmark_recipes(
     path: Path = MEGATRON_BRIDGE_RECIPES,
-) -> dict[tuple[str, str, str, str, int], list[BenchmarkRecipe]]:
-    """The recipes by (model, system, precision, task, GPUs), as the tables name them."""
-    recipes: dict[tuple[str, str, str, str, int], list[BenchmarkRecipe]] = {}
+) -> dict[RecipeKey, list[BenchmarkRecipe]]:
+    """The configurations by (release, model, system, precision, task, GPUs), as the tables
+    name them."""
+    recipes: dict[RecipeKey, list[BenchmarkRecipe]] = {}
     with path.open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             gpus = _cell_int(row["num_gpus"])
             if gpus is None:
                 continue
             recipe = BenchmarkRecipe(
+                release=row["release"],
                 name=row["recipe"],
                 source=f"{row['path']}:{row['line']} @{row['commit'][:12]}",
                 # a dense recipe's expert parallelism is 1 where the tables print n/a
@@ -419,16 +427,17 @@ def benchmark_recipes(
                 tp_comm_overlap=row["tp_comm_overlap"].strip().lower() == "true",
                 ep_comm_overlap=row["ep_comm_overlap"].strip().lower() == "true",
             )
-            key = (row["model"], row["system"], row["precision"], row["task"], gpus)
+            key = (row["release"], row["model"], row["system"], row["precision"], row["task"], gpus)
             recipes.setdefault(key, []).append(recipe)
     return recipes
 
 
-_RECIPES: dict[Path, dict[tuple[str, str, str, str, int], list[BenchmarkRecipe]]] = {}
+_RECIPES: dict[Path, dict[RecipeKey, list[BenchmarkRecipe]]] = {}
 
 
 def _matching_recipe(
     table: Table,
+    release: str,
     model: str,
     system: str,
     label: str,
@@ -436,15 +445,16 @@ def _matching_recipe(
     n_gpus: int,
     layout: tuple[int | None, ...],
 ) -> BenchmarkRecipe | None:
-    """The table's benchmark recipe for the row, if one has the row's very layout (TP, PP,
-    CP, virtual stages, EP, global and micro-batch): the recipes are read at one commit, and
-    a release that ran another layout ran another configuration."""
+    """The configuration the row's release shipped with the row's very layout (TP, PP, CP,
+    virtual stages, EP, global and micro-batch), if one: a row whose release defines none ran
+    with settings its scripts do not state (overrides), and is left to the search. Variants
+    of one layout (V1, V2) agree on the settings read here (tests hold them to it)."""
     if table.recipes is None:
         return None
     if table.recipes not in _RECIPES:
         _RECIPES[table.recipes] = benchmark_recipes(table.recipes)
     name = re.sub(r"\s*\(.*\)$", "", model)  # "DeepSeekV3 (w/o MTP)": DeepSeekV3's recipe
-    key = (name, system, RECIPE_PRECISION.get(label, label.lower()), task, n_gpus)
+    key = (release, name, system, RECIPE_PRECISION.get(label, label.lower()), task, n_gpus)
     for recipe in _RECIPES[table.recipes].get(key, []):
         if recipe.layout == layout:
             return recipe
@@ -462,7 +472,10 @@ def _recipe_recompute(
     """The recipe's activation recompute as the model's (kind, block share) and its note.
     Megatron-Core's block method recomputes ``recompute_num_layers`` of each model chunk's
     layers (a pipeline stage's, or a virtual stage's with interleaving)."""
-    where = f"the benchmark recipe {recipe.name} ({recipe.source}), whose layout is the row's"
+    where = (
+        f"release {recipe.release}'s benchmark configuration {recipe.name} ({recipe.source}), "
+        "whose layout is the row's"
+    )
     offload = (
         f"; CPU offloading of {recipe.cpu_offload_layers} layers' activations: not modelled "
         "(its host transfers assumed hidden, the memory it frees not credited)"
@@ -481,7 +494,16 @@ def _recipe_recompute(
             )
         return Recompute.FULL, None, f"activation recompute: full, from {where}{offload}"
     if recipe.recompute == "selective":
-        modules = recipe.modules or ("core_attn",)
+        # the transcription fills in Megatron-Core's default (core_attn) where the modules are
+        # unset, and leaves them empty where a configuration sets an empty list: nothing
+        modules = recipe.modules
+        if not modules:
+            return (
+                Recompute.NONE,
+                None,
+                f"activation recompute: selective of no modules (an empty list), from {where}"
+                + offload,
+            )
         if "core_attn" in modules:
             return (
                 Recompute.SELECTIVE,
@@ -602,7 +624,14 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     named = architectures()[shape]
     ep = _int(row, "ep")
     bench_recipe = _matching_recipe(
-        table, model, system, label, task, n_gpus, (tp, pp, cp, virtual, ep or 1, gbs, mbs)
+        table,
+        _release(row),
+        model,
+        system,
+        label,
+        task,
+        n_gpus,
+        (tp, pp, cp, virtual, ep or 1, gbs, mbs),
     )
 
     recompute = Recompute(row[table.recompute_column]) if table.recompute_column else None
@@ -618,7 +647,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         )
     else:
         recompute_note = "activation recompute not stated: searched" + (
-            f" (no benchmark recipe @{RECIPES_COMMIT} has the row's layout)"
+            " (release's benchmark configurations: none of the row's layout)"
             if table.recipes is not None
             else ""
         )
@@ -633,7 +662,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         recompute_note,
         (
             f"TP communication overlap {'on' if bench_recipe.tp_comm_overlap else 'off'}, from the "
-            f"benchmark recipe {bench_recipe.name}"
+            f"benchmark configuration {bench_recipe.name}"
             + ("" if tp > 1 else " (TP 1: nothing to overlap)")
         )
         if bench_recipe is not None
@@ -683,11 +712,12 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
             f"expert parallel {ep}, from the row",
             mtp_note,
             (
-                f"MoE all-to-all overlap on in the benchmark recipe {bench_recipe.name}: not "
-                "applied (with the prior share hidden the MoE rows read faster still; docs/"
-                "MODEL.md, Known limits)"
+                f"MoE all-to-all overlap on in the benchmark configuration {bench_recipe.name}: "
+                "not applied (with the prior share hidden the MoE rows read faster still; "
+                "docs/MODEL.md, Known limits)"
                 if ep_overlap
-                else f"MoE all-to-all overlap off, from the benchmark recipe {bench_recipe.name}"
+                else "MoE all-to-all overlap off, from the benchmark configuration "
+                + bench_recipe.name
             )
             if bench_recipe is not None
             else "MoE all-to-all overlap not stated: not assumed",

@@ -289,11 +289,11 @@ def test_fine_tuning_rows_are_scored_with_their_adapters_and_recompute():
     assert llama.workload.zero_stage == 3
     assert any("from the benchmark's configuration" in note for note in llama.assumptions)
     # FSDP shards the frozen base too: the 70B's bf16 weights (141 GB over TP 2 x FSDP 4)
-    # fit an 80 GB H100, as they ran. The SFT row runs its recipe's settings (no recompute,
-    # llama3_70b_sft_32gpu_gb300_fp8cs_config), which the memory model puts at 308 GB of a
-    # GB300's 288 (docs/MODEL.md, Known limits): scored on its timing
+    # fit an 80 GB H100, as they ran. The SFT row runs its release's configuration (no
+    # recompute), which the memory model puts at 308 GB of a GB300's 288 (docs/MODEL.md,
+    # Known limits): scored on its timing
     assert all(s.fits_memory for s in score([lora, llama]))
-    assert any("llama3_70b_sft_32gpu_gb300_fp8cs_config" in a for a in sft.assumptions)
+    assert any("release 26.06's benchmark configuration" in a for a in sft.assumptions)
 
 
 def _label(case: CalibrationCase) -> str:
@@ -335,39 +335,64 @@ def test_each_fp8_label_is_scored_with_its_recipe_and_says_so():
         assert case.workload.fp8_recipe is Fp8Recipe.TENSORWISE
 
 
-def test_bridge_rows_run_the_settings_of_the_benchmark_recipe_with_their_layout():
-    """A Megatron-Bridge row whose layout (TP, PP, CP, virtual stages, EP, global and micro
-    batch) is a performance recipe's runs that recipe's recompute and TP overlap
-    (fixtures/published_runs/megatron_bridge_recipes.csv, @067f987df03b); a row of another
-    layout searches recompute and assumes no overlap, saying why."""
+def test_bridge_rows_run_the_settings_of_their_release_s_configuration_of_their_layout():
+    """A Megatron-Bridge row whose release shipped a performance configuration of its layout
+    (TP, PP, CP, virtual stages, EP, global and micro-batch) runs that configuration's
+    recompute and TP overlap (fixtures/published_runs/megatron_bridge_release_recipes.csv);
+    a row whose release has none of its layout searches recompute and assumes no overlap,
+    saying why."""
     recipes = benchmark_recipes()
-    assert sum(len(v) for v in recipes.values()) == 309
+    assert sum(len(v) for v in recipes.values()) == 1664
+    # the variants of one layout (V1, V2...) agree on every setting the harness reads
+    for variants in recipes.values():
+        by_layout: dict[tuple[int | None, ...], set[tuple[object, ...]]] = {}
+        for r in variants:
+            settings = (
+                r.recompute,
+                r.method,
+                r.recompute_layers,
+                r.modules,
+                r.cpu_offload_layers,
+                r.tp_comm_overlap,
+                r.ep_comm_overlap,
+            )
+            by_layout.setdefault(r.layout, set()).add(settings)
+        assert all(len(s) == 1 for s in by_layout.values())
     cases = {c.run_id: c for c in megatron_bridge_cases()[0]}
     none = RECOMPUTE_MODES.index(Recompute.NONE)
-    # llama3_70b_pretrain_64gpu_h100_fp8cs_config: TP4 PP8 VP5, GBS 256, no recompute,
+    # 26.04.01 (v0.4.2): Llama 3 70B on 64 H100 in FP8-CS, TP4 PP8 VP5 GBS 256, no recompute,
     # userbuffers TP overlap
     h100 = cases["mbridge_26.04.01_LLAMA3_70B_DGX-H100_FP8_64gpu_r7"]
     assert h100.layout is not None and set(h100.layout.recompute) == {none}
     assert h100.workload.tp_comm_overlap
-    assert any("llama3_70b_pretrain_64gpu_h100_fp8cs_config" in a for a in h100.assumptions)
-    # release 25.11 ran the same model at GBS 128: not the recipe's layout
+    assert any("release 26.04.01's benchmark configuration" in a for a in h100.assumptions)
+    # 25.11 (v0.2.0) ran the same model at GBS 128, as its own configuration says
     older = cases["mbridge_25.11_LLAMA3_70B_DGX-H100_FP8-CS_64gpu_r2"]
-    assert older.layout is not None and len(set(older.layout.recompute)) > 1  # searched
-    assert not older.workload.tp_comm_overlap
-    assert any("no benchmark recipe @067f987df03b has" in a for a in older.assumptions)
+    assert any("release 25.11's benchmark configuration" in a for a in older.assumptions)
+    # 25.11's Llama 3.1 405B on 256 GB200: no configuration of 256 GPUs in that release
+    unmatched = cases["mbridge_25.11_LLAMA3.1_405B_DGX-GB200_FP8-CS_256gpu_r3"]
+    assert unmatched.layout is not None and len(set(unmatched.layout.recompute)) > 1
+    assert not unmatched.workload.tp_comm_overlap
+    assert any("none of the row's layout" in a for a in unmatched.assumptions)
     # GB200's 70B offloads 40 layers' activations to the host instead of recomputing
     gb200 = cases["mbridge_26.04.01_LLAMA3_70B_DGX-GB200_FP8_64gpu_r4"]
     assert gb200.layout is not None and set(gb200.layout.recompute) == {none}
     assert any("CPU offloading of 40 layers' activations" in a for a in gb200.assumptions)
     assert not gb200.workload.tp_comm_overlap  # TP 1: nothing to overlap
-    # llama3_8b_pretrain_8gpu_h100_fp8cs_config: full recompute of 5 of the 32 layers
-    small = cases["mbridge_25.11_LLAMA3_8B_DGX-H100_FP8-CS_8gpu_r1"]
-    assert small.layout is not None
-    assert set(small.layout.recompute_share) == {5 / 32}
-    # the MoE recipes' all-to-all overlap is read but not applied (docs/MODEL.md Known limits)
+    # 26.06's DeepSeek-V3 on GB300 sets selective recompute of an empty module list: none
+    empty = cases["mbridge_26.06_DeepSeekV3_DGX-GB300_MXFP8_256gpu_r1"]
+    assert empty.layout is not None and set(empty.layout.recompute) == {none}
+    assert any("selective of no modules" in a for a in empty.assumptions)
+    # the MoE configurations' all-to-all overlap is read but not applied (MODEL.md)
     moe = [c for c in cases.values() if c.workload.moe is not None]
     overlapped = [c for c in moe if any("not applied" in a for a in c.assumptions)]
     assert overlapped and not any(c.workload.ep_comm_overlap for c in moe)
+    # 156 of the 180 scored rows find their release's configuration (20 of release 25.11's
+    # and 4 of 26.02.01's do not: run with settings their scripts do not state)
+    matched = [
+        c for c in cases.values() if any("s benchmark configuration " in a for a in c.assumptions)
+    ]
+    assert (len(matched), len(cases)) == (156, 180)
 
 
 def test_a_row_its_table_marks_as_a_known_regression_is_left_out():
