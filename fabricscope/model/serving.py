@@ -619,7 +619,7 @@ def estimate_serving(
         """A prompt of ``tokens``: its matmuls and causal attention at the prefill
         efficiency, its all-reduces, its activations across each stage boundary and its
         experts' all-to-all, as replica time."""
-        flops = 2.0 * active * tokens + 2.0 * arch.layers * tokens**2 * arch.q_dim
+        flops = 2.0 * active * tokens + 2.0 * arch.layers * tokens**2 * arch.attention_width
         activations = tokens * arch.hidden_size * c.activation_bytes
         tp_part = np.where(
             t_nv > 1, 2.0 * arch.layers * 2.0 * (t_nv - 1) / t_nv * activations / scaleup, 0.0

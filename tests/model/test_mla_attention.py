@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from fabricscope.model.serving import ServingWorkload, estimate_serving
 from fabricscope.model.workload import Workload
 from fabricscope.model.workloads import architectures, preset
+from fabricscope.rank import catalog
 
 
 def test_mla_scores_and_values_run_over_its_decompressed_heads():
@@ -34,3 +36,18 @@ def test_mla_head_widths_need_mla():
     deepseek = preset("deepseek-v3").model_dump()
     with pytest.raises(ValidationError, match="give both"):
         Workload.model_validate({**deepseek, "mla_v_head_dim": None})
+
+
+def test_serving_prefill_attention_runs_over_mla_s_heads_too():
+    """A served MLA model's prompt is processed as in training, over the decompressed heads
+    (its decode attention over the latent is apart: test_serving)."""
+    arch = preset("deepseek-v3")
+    standard = arch.model_copy(update={"mla_qk_head_dim": None, "mla_v_head_dim": None})
+    hardware = catalog.build([{"gpu_model": "H200-SXM-141GB", "gpu_count": 8, "gpus_per_node": 8}])
+    ttft = {}
+    for name, shape in (("mla", arch), ("standard", standard)):
+        job = ServingWorkload(
+            name=name, architecture=shape, input_tokens=32_000, output_tokens=100, weights="fp8"
+        )
+        ttft[name] = estimate_serving(job, hardware, layout=(8, 1)).row(0)["ttft_ms"]
+    assert ttft["mla"] > ttft["standard"]
