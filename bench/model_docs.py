@@ -29,6 +29,7 @@ from fabricscope.accuracy.published_tables import (
     automodel_cases,
     calibration_set,
     megatron_bridge_cases,
+    nemo_long_sequence_cases,
     torchtitan_cases,
 )
 from fabricscope.accuracy.scaling_pairs import (
@@ -91,6 +92,7 @@ def section(cases: Sequence[CalibrationCase], skipped: Sequence[SkippedRow]) -> 
 
 # the blind tables' models, by the start of their names, as the blind block groups them
 BLIND_KINDS = {
+    "LLAMA2": "Llama 2 (dense)",
     "LLAMA": "Llama 3 (dense)",
     "Llama3": "Llama 3 (dense)",
     "Llama 3.1": "Llama 3 (dense)",
@@ -112,10 +114,12 @@ BLIND_KINDS = {
 
 
 def blind() -> str:
-    """NVIDIA's Megatron-Bridge and NeMo AutoModel tables, scored blind (cheap: no fit)."""
+    """NVIDIA's Megatron-Bridge, NeMo AutoModel and NeMo long-sequence tables and torchtitan's
+    runs, scored blind (cheap: no fit)."""
     cases, skipped = megatron_bridge_cases()
     auto, auto_skipped = automodel_cases()
     titan, titan_skipped = torchtitan_cases()
+    long_seq, long_seq_skipped = nemo_long_sequence_cases()
 
     def system(case: CalibrationCase) -> str:
         model = case.workload.name  # the table's model name, then system, precision, GPUs
@@ -156,6 +160,19 @@ def blind() -> str:
                 "Grand Teton ratios (left out below: their GPU's peak is not published)",
                 titan,
                 titan_skipped,
+                system,
+            ),
+            "",
+            blind_section(
+                "NVIDIA NeMo's long-sequence table (fixtures/published_runs/"
+                "nemo_performance_long_sequence.csv: Llama 2 7B in FP8 on DGX H100, NeMo 24.03.01, "
+                "4K-1024K tokens, each row's context-parallel layout (TP, PP, DP, CP) and batch; "
+                "FP8 as delayed scaling, micro-batch and recompute searched), its TFLOP/s per GPU "
+                "converted to tokens/s with NeMo's own Llama FLOPs count (nemo/utils/"
+                "flops_formulas.py, attention counted non-causal); the without-CP figures not "
+                "scored (their layouts are not printed)",
+                long_seq,
+                long_seq_skipped,
                 system,
             ),
             BLIND_END,

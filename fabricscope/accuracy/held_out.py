@@ -6,7 +6,7 @@ user does. Here each GPU generation (Ampere, Hopper, Blackwell) and each stack (
 eager) is predicted with the fitted constants refitted (:func:`fit_constants`, through
 :func:`leave_one_group_out`) on the calibration rows of the other groups only, and scored on
 its own calibration rows and on its rows of the blind tables (Megatron-Bridge, NeMo AutoModel,
-torchtitan), which no constant is fitted on. Issue 37 item 5.
+torchtitan, NeMo's long-sequence table), which no constant is fitted on. Issue 37 item 5.
 
 The refits use a coarser grid (:data:`SPLIT_GRID`) than the shipped constants' fit, and each
 split runs in a process of its own, so the block regenerates in about a minute on two cores;
@@ -31,6 +31,7 @@ from fabricscope.accuracy.published_tables import (
     automodel_cases,
     calibration_set,
     megatron_bridge_cases,
+    nemo_long_sequence_cases,
     torchtitan_cases,
 )
 from fabricscope.accuracy.validation import (
@@ -82,8 +83,13 @@ SPLITS: dict[str, Callable[[CalibrationCase], str]] = {
 
 def blind_cases() -> list[CalibrationCase]:
     """The blind tables' rows the splits score beside the calibration rows (never fitted on):
-    Megatron-Bridge's, NeMo AutoModel's and torchtitan's."""
-    return [*megatron_bridge_cases()[0], *automodel_cases()[0], *torchtitan_cases()[0]]
+    Megatron-Bridge's, NeMo AutoModel's, torchtitan's and NeMo's long-sequence table's."""
+    return [
+        *megatron_bridge_cases()[0],
+        *automodel_cases()[0],
+        *torchtitan_cases()[0],
+        *nemo_long_sequence_cases()[0],
+    ]
 
 
 def held_out_splits(

@@ -1,6 +1,7 @@
 """NVIDIA's published throughput tables as calibration cases: NeMo 24.07's H100 FP8 table, one
 of the families the constants are fitted on (:func:`calibration_set`), and Megatron-Bridge's
-25.09-26.06 tables and NeMo AutoModel's H100 table, which no constant is fitted on: the blind
+25.09-26.06 tables, NeMo AutoModel's H100 table and NeMo's long-sequence table (its TFLOP/s
+converted to tokens/s with NeMo's own FLOPs count), which no constant is fitted on: the blind
 check.
 
 Only rows the model can represent become cases, each with the assumptions it needed; every
@@ -14,7 +15,7 @@ import csv
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,8 @@ class Table:
         row.get("system") or row["system_from_heading"]
     )
     sequence_column: str = "sequence_length"
+    # the column stating the micro-batch size, or None where the table states none (searched)
+    micro_batch_column: str | None = "mbs"
     # the software stack the table's runs used, and what the table says of it ("" if nothing);
     # stack_of reads it per row where the table's rows differ
     stack: Stack = Stack.MEGATRON
@@ -289,6 +292,70 @@ TORCHTITAN_TABLE = Table(
         "selective checkpointing is torchtitan's per-op policy, modelled as selective recompute"
     ),
 )
+
+
+NEMO_LONG_SEQUENCE = PUBLISHED / "nemo_performance_long_sequence.csv"
+# NeMo's long-sequence table names its model and precision in each table's heading ("LLAMA2-7B
+# (FP8) - H100"), prints TFLOP/s per GPU, not tokens/s, and states the with-CP layout as TP, PP,
+# DP and CP with no micro-batch: its rows are read by nemo_long_sequence_cases
+NEMO_LONG_SEQUENCE_TABLE = Table(
+    family="nemo_long_sequence",
+    path=NEMO_LONG_SEQUENCE,
+    run_prefix="nemolongseq",
+    architecture_of={"LLAMA2-7B": "llama2-7b", "LLAMA3-8B": "llama3-8b"},
+    precision_of=lambda row: "FP8" if "(FP8)" in row["section"] else "",
+    unmapped={},
+    micro_batch_column=None,
+    plain_fp8=(
+        Fp8Recipe.DELAYED,
+        "NeMo 24.03.01 ran Transformer Engine 1.x, as NeMo 24.07 after it did, whose Common API "
+        "lists DelayedScaling as its only recipe (release 1.3 docs; NeMo r1.23.0's Dockerfile "
+        "builds Transformer Engine 1.2.0, @e772dbf531); NeMo 25.04's FP8 mixed precision "
+        "defaults to delayed scaling too (nemo/collections/llm/recipes/precision/"
+        "mixed_precision.py bf16_with_fp8_mixed: fp8_recipe 'delayed', @19fadb67b09b)",
+    ),
+)
+# NeMo's own count of a Llama's model FLOPs, with which its TFLOP/s are computed: per token
+# l h^2 (12 + 12 g/a + 18 f/h + 12 s/h + 6 V/(l h)), attention counted non-causal
+# (nemo/utils/flops_formulas.py llama2 and llama3 @19fadb67b09b, the long-sequence table's
+# commit; the same expression in nemo/collections/common/metrics/perf_metrics.py _llama2 and
+# _llama3 @d8995496ac65, 2024-08-04, before the table's H100 rows were first published on
+# 2024-10-18 @5b47a94c110e). V is NeMo's LLM_VOCAB_SIZE_MAP's, not the model's
+# (nemo/collections/common/parts/perf_metrics_utils.py, same commits)
+NEMO_FLOPS_VOCAB = {"llama2-7b": 32000, "llama3-8b": 128256}
+NEMO_FLOPS_FORMULA = (
+    "NeMo's Llama FLOPs per token l h^2 (12 + 12 g/a + 18 f/h + 12 s/h + 6 V/(l h)) (layers l, "
+    "hidden h, heads a, query groups g, FFN f, sequence s, NeMo's vocabulary V; attention "
+    "counted non-causal): nemo/utils/flops_formulas.py llama2/llama3 @19fadb67b09b and "
+    "nemo/collections/common/metrics/perf_metrics.py @d8995496ac65"
+)
+# the table's "without CP" figures ran "the most performant model- and data-parallel
+# configurations without CP", which it does not print
+WITHOUT_CP_GAP = (
+    "the table's without-CP figure not scored: its layout is not printed (the table: 'the most "
+    "performant model- and data-parallel configurations without CP')"
+)
+
+
+def nemo_llama_flops_per_token(shape: str, seq_len: int) -> float:
+    """NeMo's model FLOPs per token of a Llama architecture at ``seq_len`` (NEMO_FLOPS_FORMULA),
+    the count its published TFLOP/s divide by."""
+    fields = architectures()[shape]["fields"]
+    layers, hidden, heads = fields["layers"], fields["hidden_size"], fields["heads"]
+    groups = fields.get("kv_heads") or heads
+    vocab = NEMO_FLOPS_VOCAB[shape]
+    return float(
+        layers
+        * hidden
+        * hidden
+        * (
+            12
+            + 12 * groups / heads
+            + 18 * fields["ffn_size"] / hidden
+            + 12 * seq_len / hidden
+            + 6 * vocab / (layers * hidden)
+        )
+    )
 
 
 # The tables name a DGX system, never its network. The fabric is the system's reference design,
@@ -612,9 +679,12 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     if system not in SYSTEMS:
         raise _Skip(f"system {system}: its GPU's specs are incomplete in gpus.csv")
     n_gpus, tp, pp = _int(row, "num_gpus"), _int(row, "tp"), _int(row, "pp")
-    gbs, mbs, seq = _int(row, "gbs"), _int(row, "mbs"), _int(row, table.sequence_column)
+    gbs, seq = _int(row, "gbs"), _int(row, table.sequence_column)
+    mbs = _int(row, table.micro_batch_column) if table.micro_batch_column else None
     published = _throughput(row, "tokens_sec_gpu")
-    if not (n_gpus and tp and pp and gbs and mbs and seq and published):
+    if not (n_gpus and tp and pp and gbs and seq and published) or (
+        table.micro_batch_column and not mbs
+    ):
         raise _Skip("a layout, batch or throughput cell is empty")
     virtual = _int(row, "vp")
     fsdp = _int(row, "fsdp") or 0  # NeMo 24.07 has no FSDP column: read as none
@@ -668,6 +738,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         if bench_recipe is not None
         else "TP communication overlap not stated: not assumed",
         *([table.stack_note] if table.stack_note else []),
+        *([] if table.micro_batch_column else ["micro-batch not stated by the table: searched"]),
     ]
     if task == SFT:
         notes += ["full fine-tuning (SFT): every weight trained, costed as pre-training"]
@@ -739,7 +810,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         workload = Workload.model_validate(fields)
     except ValueError as exc:
         raise _Skip(f"workload invalid: {exc}") from None
-    if n_gpus % (tp * pp * cp) or gbs % (n_gpus // (tp * pp * cp) * mbs):
+    if n_gpus % (tp * pp * cp) or gbs % (n_gpus // (tp * pp * cp) * (mbs or 1)):
         raise _Skip(f"tp x pp x cp {tp * pp * cp} and the batch do not divide {n_gpus} GPUs")
     return CalibrationCase(
         run_id=(
@@ -799,6 +870,76 @@ def torchtitan_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
     """torchtitan's published Llama 3.1 8B runs (PyTorch FSDP2, compiled or eager) as cases;
     the Grand Teton rows skipped with their reason (the eager factor's source, not scored)."""
     return table_cases(TORCHTITAN_TABLE)
+
+
+def nemo_long_sequence_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """NeMo's long-sequence table (blind): each row's with-CP run at its printed layout, its
+    TFLOP/s per GPU converted to tokens/s with NeMo's own FLOPs count; a row whose GPU count
+    is not TP x PP x DP x CP is left out, not fixed."""
+    table = NEMO_LONG_SEQUENCE_TABLE
+    with table.path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    cases: list[CalibrationCase] = []
+    skipped: list[SkippedRow] = []
+    for row in rows:
+        model = row["section"].partition(" (")[0]
+        run_id = f"{_release(row)} {model} {table.system_of(row)} {row['seqlen_k']}K"
+        try:
+            gpus = _int(row, "num_of_gpus")
+            tp, pp, dp, cp = (_int(row, f"with_cp_{k}") for k in ("tp", "pp", "dp", "cp"))
+            seq_k, tflops = _int(row, "seqlen_k"), _throughput(row, "with_cp_tflops_gpu")
+            if not (gpus and tp and pp and dp and cp and seq_k and tflops):
+                raise _Skip("a layout, length or throughput cell is empty")
+            if gpus != tp * pp * dp * cp:
+                raise _Skip(
+                    f"the printed GPU count is {gpus / (tp * pp * dp * cp):g}x TP x PP x DP x CP "
+                    "in the same row (fixtures/SOURCES.md's caveat on this table): not fixed"
+                )
+            shape = table.architecture_of.get(model)
+            if shape is None:
+                raise _Skip(table.why_unmapped(model))
+            seq = seq_k * 1024
+            per_token = nemo_llama_flops_per_token(shape, seq)
+            tokens = tflops * 1e12 / per_token
+            cells = {
+                **row,
+                "model": model,
+                "num_gpus": str(gpus),
+                "tp": str(tp),
+                "pp": str(pp),
+                "cp": str(cp),
+                "gbs": row["batch_size"],
+                "sequence_length": str(seq),
+                "tokens_sec_gpu": f"{tokens:.3f}",
+            }
+            case = _case(cells, table)
+        except _Skip as skip:
+            skipped.append(SkippedRow(run_id, str(skip)))
+            continue
+        without = _throughput(row, "without_cp_tflops_gpu")
+        notes = (
+            f"sequence {seq_k}K read as {seq} tokens; global batch {row['batch_size']} "
+            f"sequences; data-parallel {dp}, from the row",
+            f"published {tflops:g} TFLOP/s per GPU with CP, as tokens/s per GPU: "
+            f"{tflops:g}e12 / {per_token / 1e9:.2f} GFLOP per token = {tokens:.1f} "
+            f"({NEMO_FLOPS_FORMULA})",
+            (
+                f"the row's without-CP figure ({without:g} TFLOP/s) is this same layout's (CP 1): "
+                "not scored twice"
+                if cp == 1
+                else WITHOUT_CP_GAP
+            )
+            if without is not None
+            else "no without-CP figure printed",
+        )
+        cases.append(
+            replace(
+                case,
+                published_tokens_per_s_per_gpu=tokens,
+                assumptions=(*case.assumptions, *notes),
+            )
+        )
+    return cases, skipped
 
 
 def calibration_set() -> tuple[list[CalibrationCase], list[SkippedRow]]:
