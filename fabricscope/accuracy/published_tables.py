@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -454,14 +455,10 @@ class BenchmarkRecipe:
     ep_comm_overlap: bool
 
 
-def _cell_int(value: str) -> int | None:
-    value = (value or "").strip()
-    return int(value) if value.lstrip("-").isdigit() else None
-
-
 RecipeKey = tuple[str, str, str, str, str, int]
 
 
+@cache
 def benchmark_recipes(
     path: Path = MEGATRON_BRIDGE_RECIPES,
 ) -> dict[RecipeKey, list[BenchmarkRecipe]]:
@@ -470,7 +467,7 @@ def benchmark_recipes(
     recipes: dict[RecipeKey, list[BenchmarkRecipe]] = {}
     with path.open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
-            gpus = _cell_int(row["num_gpus"])
+            gpus = _int(row, "num_gpus")
             if gpus is None:
                 continue
             recipe = BenchmarkRecipe(
@@ -479,15 +476,15 @@ def benchmark_recipes(
                 source=f"{row['path']}:{row['line']} @{row['commit'][:12]}",
                 # a dense recipe's expert parallelism is 1 where the tables print n/a
                 layout=tuple(
-                    (_cell_int(row[k]) or 1) if k == "ep" else _cell_int(row[k])
+                    (_int(row, k) or 1) if k == "ep" else _int(row, k)
                     for k in ("tp", "pp", "cp", "vp", "ep", "gbs", "mbs")
                 ),
                 recompute=(row["recompute_granularity"] or "none").strip().lower(),
                 method=(row["recompute_method"] or "").strip().lower(),
-                recompute_layers=_cell_int(row["recompute_num_layers"]),
+                recompute_layers=_int(row, "recompute_num_layers"),
                 modules=tuple(m for m in (row["recompute_modules"] or "").split(";") if m),
                 cpu_offload_layers=(
-                    (_cell_int(row["cpu_offloading_num_layers"]) or 0)
+                    (_int(row, "cpu_offloading_num_layers") or 0)
                     if row["cpu_offloading"].strip().lower() == "true"
                     else 0
                 ),
@@ -497,9 +494,6 @@ def benchmark_recipes(
             key = (row["release"], row["model"], row["system"], row["precision"], row["task"], gpus)
             recipes.setdefault(key, []).append(recipe)
     return recipes
-
-
-_RECIPES: dict[Path, dict[RecipeKey, list[BenchmarkRecipe]]] = {}
 
 
 def _matching_recipe(
@@ -518,11 +512,9 @@ def _matching_recipe(
     of one layout (V1, V2) agree on the settings read here (tests hold them to it)."""
     if table.recipes is None:
         return None
-    if table.recipes not in _RECIPES:
-        _RECIPES[table.recipes] = benchmark_recipes(table.recipes)
     name = re.sub(r"\s*\(.*\)$", "", model)  # "DeepSeekV3 (w/o MTP)": DeepSeekV3's recipe
     key = (release, name, system, RECIPE_PRECISION.get(label, label.lower()), task, n_gpus)
-    for recipe in _RECIPES[table.recipes].get(key, []):
+    for recipe in benchmark_recipes(table.recipes).get(key, []):
         if recipe.layout == layout:
             return recipe
     return None
