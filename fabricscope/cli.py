@@ -879,7 +879,11 @@ def estimate(
         if usd_per_gpu_hour is not None:
             table = {**ESTIMATE_TABLE, "cost (USD)": lambda r: _usd(r["cost_usd"])}
             note = f"days: time to train; cost: GPU-hours x ${usd_per_gpu_hour:,.2f} per GPU-hour"
-        _print_records(table, records, job.name, [note, *_band_notes(records)], ESTIMATE_OPTIONAL)
+        from fabricscope.model.error_bands import precision_notes
+
+        gpus = [record.get("gpu_model") for record in records]
+        notes = [note, *precision_notes(job, gpus), *_band_notes(records)]
+        _print_records(table, records, job.name, notes, ESTIMATE_OPTIONAL)
         return
     columns = [
         "gpu_model",

@@ -403,18 +403,39 @@ SYSTEM_NOTE = (
 )
 
 # the tables' precision labels as a precision and FP8 recipe (None: the table's plain FP8,
-# Table.plain_fp8); NVFP4 is not modelled (docs/MODEL.md, "FP8 recipes"). 25.09 prints none.
+# Table.plain_fp8; NVFP4 is a precision of its own, docs/MODEL.md "NVFP4"). 25.09 prints none.
 PRECISIONS: dict[str, tuple[Precision, Fp8Recipe | None]] = {
     "FP8": (Precision.FP8, None),
     "FP8-CS": (Precision.FP8, Fp8Recipe.TENSORWISE),
     "MXFP8": (Precision.FP8, Fp8Recipe.MXFP8),
     "FP8-MX": (Precision.FP8, Fp8Recipe.MXFP8),
     "BF16": (Precision.BF16, None),
+    "NVFP4": (Precision.NVFP4, None),
 }
 RECIPE_NOTES = {
     Fp8Recipe.TENSORWISE: "per-tensor current scaling",
     Fp8Recipe.DELAYED: "per-tensor delayed scaling",
     Fp8Recipe.MXFP8: "MX blocks of 32 with E8M0 scales (Blackwell's block-scaled tensor cores)",
+}
+
+
+NVFP4_NOTE = (
+    "precision NVFP4: Megatron-Bridge's bf16_with_nvfp4_mixed (Transformer Engine's "
+    "NVFP4BlockScaling on every layer's linear layers: src/megatron/bridge/training/"
+    "mixed_precision.py, scripts/performance/utils/precision.py @067f987df03b); attention and "
+    "the embedding and output layers in BF16"
+)
+
+# models whose NVFP4 benchmark runs mix precisions by layer and module, which the model cannot
+# state (one precision for every linear layer): left out with the recipe's words
+NVFP4_MIXED = {
+    "Nemotron_3_Super": (
+        "its NVFP4 recipe keeps the last 14 layers in BF16 (26.04: scripts/performance/configs/"
+        "nemotronh/nemotron_3_llm_pretrain.py @v0.4.0) and from 26.04.01 also attention's "
+        "projections, the latent projections and the multi-token prediction block in BF16 and the "
+        "Mamba output projections in MXFP8 (te_quant.cfg @v0.4.2), where the model costs every "
+        "linear layer at one precision"
+    ),
 }
 
 
@@ -430,6 +451,7 @@ RECIPE_PRECISION = {
     "FP8-CS": "fp8_cs",
     "MXFP8": "fp8_mx",
     "FP8-MX": "fp8_mx",
+    "NVFP4": "nvfp4",
 }
 # a table footnote that says a row measured a known regression: the row is not what the
 # software does, and is left out with the footnote's words
@@ -660,6 +682,8 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     if label not in PRECISIONS:
         raise _Skip(f"precision {label}: not modelled")
     precision, recipe = PRECISIONS[label]
+    if precision is Precision.NVFP4 and model in NVFP4_MIXED:
+        raise _Skip(f"precision {label}: {NVFP4_MIXED[model]}")
     if precision is Precision.FP8 and recipe is None:
         recipe, why = table.plain_fp8
         fp8_note = f"precision {label}: FP8 recipe {recipe.value} ({why})"
@@ -720,6 +744,8 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         f"{fp8_note}; the linear layers' GEMMs in FP8, attention and the embedding and "
         "output layers in BF16"
         if precision is Precision.FP8
+        else NVFP4_NOTE
+        if precision is Precision.NVFP4
         else "BF16",
         recompute_note,
         (

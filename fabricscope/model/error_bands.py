@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from fabricscope.model.generations import GENERATION_NAMES, generation_of
-from fabricscope.model.workload import Workload
+from fabricscope.model.workload import Precision, Workload
 
 BANDS_FILE = Path(__file__).resolve().with_name("error_bands.json")
 SERVING_BANDS_FILE = Path(__file__).resolve().with_name("serving_error_bands.json")
@@ -60,12 +60,12 @@ MIN_RUNS = 10
 KEYS: tuple[str, ...] = ("generation", "precision", "architecture", "stack")
 # the cells a band is looked for in, finest first; the last holds every run
 LEVELS: tuple[tuple[str, ...], ...] = tuple(KEYS[:n] for n in range(len(KEYS), -1, -1))
-PRECISION_NAMES = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4", "int4": "INT4"}
+PRECISION_NAMES = {"bf16": "BF16", "fp8": "FP8", "nvfp4": "NVFP4", "fp4": "FP4", "int4": "INT4"}
 ARCHITECTURE_NAMES = {"dense": "dense", "moe": "MoE"}
 # each key's values as people write them
 _NAMES: dict[str, dict[str, str]] = {
     "generation": GENERATION_NAMES,
-    "precision": {"bf16": "BF16", "fp8": "FP8"},
+    "precision": {"bf16": "BF16", "fp8": "FP8", "nvfp4": "NVFP4"},
     "architecture": ARCHITECTURE_NAMES,
     "stack": {"megatron": "Megatron", "fsdp": "FSDP", "eager": "eager PyTorch"},
 }
@@ -453,14 +453,39 @@ def stored_serving(path: Path = SERVING_BANDS_FILE) -> BandTable:
     return _read(path, SERVING)
 
 
+# NVFP4 runs on Blackwell's FP4 tensor cores only; elsewhere the job runs, and is costed, at
+# FP8 (BF16 on a GPU without FP8: scaling._nvfp4_gain), and its band is that precision's
+NVFP4_ELSEWHERE = {"hopper": "fp8", "ada": "fp8", "ampere": "bf16"}
+
+
 def job_cell(workload: Workload, generation: str | None) -> dict[str, str | None]:
-    """A training job's cell on a GPU of ``generation``."""
+    """A training job's cell on a GPU of ``generation`` (an NVFP4 job's at the precision it
+    runs there: ``NVFP4_ELSEWHERE``)."""
+    precision = workload.precision.value
+    if workload.precision is Precision.NVFP4 and generation in NVFP4_ELSEWHERE:
+        precision = NVFP4_ELSEWHERE[generation]
     return {
         "generation": generation,
-        "precision": workload.precision.value,
+        "precision": precision,
         "architecture": "moe" if workload.moe is not None else "dense",
         "stack": workload.stack.value,
     }
+
+
+def precision_notes(workload: Workload, gpu_models: Iterable[str | None]) -> list[str]:
+    """What an NVFP4 job runs at on the GPUs without Blackwell's FP4 tensor cores, one line
+    per precision it falls back to (none for another precision or on Blackwell only)."""
+    if workload.precision is not Precision.NVFP4:
+        return []
+    falls: dict[str, list[str]] = {}
+    for gpu in sorted({g for g in gpu_models if g is not None}):
+        runs = NVFP4_ELSEWHERE.get(generation_of(gpu) or "")
+        if runs is not None:
+            falls.setdefault(runs, []).append(gpu)
+    return [
+        f"nvfp4 runs on Blackwell's FP4 tensor cores only: costed as {runs} on {', '.join(gpus)}"
+        for runs, gpus in sorted(falls.items())
+    ]
 
 
 def band_for(gpu_model: str | None, workload: Workload) -> ErrorBand | None:

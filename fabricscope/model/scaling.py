@@ -57,6 +57,31 @@ FP8_EFFICIENCY_PRIOR = TORCHTITAN_FP8_FACTOR
 # model to the measured ratios
 TORCHAO_H100 = {"bf16": 6150.0, "tensorwise": 7689.5, "rowwise": 6768.0}
 TORCHAO_B200 = {"bf16": 8307.5, "tensorwise": 10417.0, "rowwise": 8640.5}
+# Transformer Engine's GEMM profiling guide (NVIDIA/TransformerEngine
+# docs/examples/gemm_profiling/gemm_profiling.rst @1609c890e, PR #2863, 2026-06-01): a 5B
+# model's 24 layers (hidden 4,096, MLP 16,384, 15,872 tokens), all 12 GEMMs of each layer
+# (forward, data and weight gradients) in autocast mode, quantisation included, on an NVIDIA
+# B300 SXM6 AC, ms per step. NVFP4's linear-layer rate over per-tensor FP8's (the recipe the
+# FP8 factors stand for) is their ratio: 219.522 / 154.869 = 1.417
+TE_GEMM_B300_MS = {
+    "bf16": 306.192,
+    "fp8_current": 219.522,
+    "fp8_delayed": 187.246,
+    "mxfp8": 215.608,
+    "nvfp4": 154.869,
+}
+# An independent NeMo run of NVFP4 on Blackwell (vuiseng9/nemo-perf-nvfp4 README.md
+# @13bdb298cad3, 2025-10-24: Transformer Engine 2.8 in NeMo 25.09 with NVFP4 patched in, NeMo's
+# own performance script): Llama3-8B pre-training on one 8-GPU B200 node, global batch 128 of
+# 8,192 tokens, micro-batch 2, TP 1, PP 1, tokens/s per GPU over 25 steps. Blackwell's NVFP4
+# gain is the linear layers' rate over FP8's at which the model's step on that job falls from
+# FP8's (delayed scaling, "--fp8_recipe ds") by the measured 35,578 / 29,567 = 1.203; tests hold
+# the model to it
+NEMO_NVFP4_B200 = {"bf16": 21618.0, "fp8_delayed": 29567.0, "mxfp8": 28432.0, "nvfp4": 35578.0}
+# the precisions whose linear layers run below BF16 (FP8's factors, NVFP4's gain on top)
+LOW_PRECISIONS = (Precision.FP8, Precision.NVFP4)
+# Blackwell Ultra's FP4 tensor cores run at 3x its FP8 peak (B300, GB300); Blackwell's at 2x
+ULTRA_FP4_RATIO = 2.5
 
 
 # What a constant is: fitted globally on the published runs, measured or taken from a source,
@@ -118,6 +143,20 @@ class ModelConstants:
     )
     rowwise_fp8_factor_blackwell: float = _constant(
         0.7351, "measured", "torchao B200 rowwise over tensorwise, 8,640.5 / 10,417 (TORCHAO_B200)"
+    )
+    # NVFP4 (Precision.NVFP4): the linear layers' rate over per-tensor FP8's, from Transformer
+    # Engine's measured GEMM times with quantisation (TE_GEMM_B300_MS; :func:`_nvfp4_gain`)
+    nvfp4_gain_blackwell_ultra: float = _constant(
+        1.4175,
+        "measured",
+        "Transformer Engine's B300 GEMM profile, FP8 current over NVFP4, 219.522 / 154.869 ms "
+        "(TE_GEMM_B300_MS)",
+    )
+    nvfp4_gain_blackwell: float = _constant(
+        1.4573,
+        "measured",
+        "an independent NeMo run on 8 B200: the model's Llama3-8B step at NVFP4 over FP8's is "
+        "the measured 35,578 / 29,567 tokens/s (NEMO_NVFP4_B200)",
     )
     # achieved share of HBM bandwidth in streaming kernels (prior: STREAM-like copies reach
     # 80-90% of the datasheet figure); used for unfused attention's score traffic and MoE's
@@ -731,7 +770,9 @@ def _grid(workload: Workload, hw: HardwareProfiles, layout: LayoutGrid, c: Model
         nodes=np.ceil(col["gpu_count"] / col["gpus_per_node"]),
         nvlink_bus=col["scaleup_bytes_per_s"] * c.nvlink_efficiency,
         net_step=c.network_step_latency_s * col["fabric_alpha_multiplier"],
-        beta=1.0 if workload.precision is Precision.FP8 else 2.0,
+        # FP8 and NVFP4 jobs communicate 8-bit activations: the 4-bit gathers Transformer
+        # Engine can run are not modelled
+        beta=1.0 if workload.precision in LOW_PRECISIONS else 2.0,
     )
 
 
@@ -905,6 +946,31 @@ def _fp8_recipe_factor(workload: Workload, col: dict[str, Array], c: ModelConsta
     return np.ones_like(col["peak_fp8"])
 
 
+def _peak(workload: Workload, hw: HardwareProfiles) -> Array:
+    """The dense peak a job's model FLOPs utilisation is stated against: its linear layers'
+    precision's (FP8's, or FP4's for NVFP4 on Blackwell: :func:`_nvfp4_gain`; BF16's where the
+    GPU has neither)."""
+    if workload.precision is Precision.NVFP4:
+        return np.where(hw.blackwell > 0, hw.peak_fp4, hw.peak_fp8)
+    return hw.peak_fp8 if workload.precision is Precision.FP8 else hw.peak_bf16
+
+
+def _nvfp4_gain(workload: Workload, col: dict[str, Array], c: ModelConstants) -> Array:
+    """An NVFP4 job's linear-layer rate over FP8's (per-tensor scaling), per profile: the
+    measured gain with quantisation included on an NVIDIA Blackwell GPU with FP4 tensor cores
+    (Blackwell Ultra's at 3x its FP8 peak, Blackwell's at 2x: ``nvfp4_gain_*``); 1 for every
+    other precision and on every other GPU, where the job runs FP8 (BF16 without FP8 either):
+    Transformer Engine runs NVFP4 on Blackwell's tensor cores only (AMD's FP4 is MXFP4)."""
+    if workload.precision is not Precision.NVFP4:
+        return np.ones_like(col["peak_fp8"])
+    ratio = np.where(col["blackwell"] > 0, col["peak_fp4"] / col["peak_fp8"], 1.0)
+    return np.where(
+        ratio >= ULTRA_FP4_RATIO,
+        c.nvfp4_gain_blackwell_ultra,
+        np.where(ratio > 1.0, c.nvfp4_gain_blackwell, 1.0),
+    )
+
+
 def _attention_recompute_share(workload: Workload, g: _Grid) -> Array:
     """The share of the layers whose core attention is recomputed: those a full recompute
     covers, and every layer under Megatron's selective recompute, which checkpoints the core
@@ -954,14 +1020,14 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
     # has its BF16 peak and ceiling in the FP8 columns)
     eta = eta * _stack_factor(workload, c) / REFERENCE_GEMM_CEILING
     bf16_rate = col["gpu_count"] * col["peak_bf16"] * eta * col["gemm_ceiling_bf16"]
-    if workload.precision is Precision.FP8:
+    if workload.precision in LOW_PRECISIONS:
         fp8 = (
             c.fp8_efficiency_factor
             if workload.stack is Stack.MEGATRON
             else c.fsdp_fp8_efficiency_factor
         )
         peak = col["peak_fp8"]
-        recipe = _fp8_recipe_factor(workload, col, c)
+        recipe = _fp8_recipe_factor(workload, col, c) * _nvfp4_gain(workload, col, c)
         factor = np.where(peak > col["peak_bf16"], fp8 * recipe, 1.0)
         linear_rate = col["gpu_count"] * peak * eta * factor * col["gemm_ceiling_fp8"]
     else:
@@ -1515,9 +1581,7 @@ def _assemble(
         failure_overhead_s=step_s * (1.0 / goodput - 1.0),
         tokens_per_s=tokens_per_s,
         tflops_per_gpu=model_flops_step / step_s / n / 1e12,
-        mfu=model_flops_step
-        / step_s
-        / (n * (hw.peak_fp8 if workload.precision is Precision.FP8 else hw.peak_bf16)),
+        mfu=model_flops_step / step_s / (n * _peak(workload, hw)),
         goodput=goodput,
         time_to_train_h=train_s / 3600.0,
         gpu_hours=rented * train_s / 3600.0,

@@ -22,6 +22,12 @@ from pydantic import (
 class Precision(StrEnum):
     BF16 = "bf16"
     FP8 = "fp8"
+    # NVIDIA's 4-bit training recipe (Transformer Engine's NVFP4BlockScaling, Megatron-Bridge's
+    # "nvfp4"): the linear layers' three GEMMs take E2M1 values with an E4M3 scale per 16
+    # (weights in 16x16 blocks), random Hadamard transforms on the weight-gradient inputs and
+    # stochastic rounding of the gradients, on Blackwell's FP4 tensor cores; attention, the
+    # embeddings, the output layer and a MoE router stay in BF16, as in an FP8 job
+    NVFP4 = "nvfp4"
 
 
 class Fp8Recipe(StrEnum):
@@ -47,6 +53,13 @@ FP8_RECIPE_ALIASES = {
     "current": Fp8Recipe.TENSORWISE,
     "fp8-cs": Fp8Recipe.TENSORWISE,
     "fp8-mx": Fp8Recipe.MXFP8,
+}
+# 4-bit spellings the model does not take as a training precision, with why
+UNCOSTED_PRECISIONS = {
+    "fp4": "say which 4-bit recipe: nvfp4 (NVIDIA's, Transformer Engine's NVFP4BlockScaling) "
+    "is costed; MXFP4 training is not",
+    "mxfp4": "no public measurement of MXFP4 training's GEMM speed in a training framework "
+    "was found; nvfp4 (NVIDIA's 4-bit recipe) is costed",
 }
 UNCOSTED_FP8_RECIPES = {
     "blockwise": "no public end-to-end measurement of blockwise FP8 (DeepSeek-V3's 128x128 "
@@ -324,14 +337,15 @@ class Workload(_Spec):
         "torch.compile)",
     )
 
-    @field_validator("stack", "fp8_recipe", mode="before")
+    @field_validator("stack", "fp8_recipe", "precision", mode="before")
     @classmethod
     def _spelling(cls, value: object, info: ValidationInfo) -> object:
-        """A stack's or FP8 recipe's accepted spellings; one the model cannot cost is refused
-        with why (UNCOSTED_STACKS, UNCOSTED_FP8_RECIPES)."""
+        """A stack's, FP8 recipe's or precision's accepted spellings; one the model cannot
+        cost is refused with why (UNCOSTED_STACKS, UNCOSTED_FP8_RECIPES, UNCOSTED_PRECISIONS)."""
         kind, aliases, uncosted = {
             "stack": (Stack, STACK_ALIASES, UNCOSTED_STACKS),
             "fp8_recipe": (Fp8Recipe, FP8_RECIPE_ALIASES, UNCOSTED_FP8_RECIPES),
+            "precision": (Precision, {}, UNCOSTED_PRECISIONS),
         }[str(info.field_name)]
         if isinstance(value, str) and not isinstance(value, kind):
             key = value.strip().lower()

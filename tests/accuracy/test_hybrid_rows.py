@@ -3,7 +3,11 @@ their architectures, Ultra left out (its configuration is in no sourced file).""
 
 from __future__ import annotations
 
-from fabricscope.accuracy.published_tables import automodel_cases, megatron_bridge_cases
+from fabricscope.accuracy.published_tables import (
+    NVFP4_MIXED,
+    automodel_cases,
+    megatron_bridge_cases,
+)
 
 
 def test_nemotron_3_nano_rows_are_cases_with_their_mamba_layers():
@@ -23,7 +27,7 @@ def test_nemotron_3_nano_rows_are_cases_with_their_mamba_layers():
     assert all(c.workload.mtp_layers == 2 for c in super_)
     reasons = {row.reason for row in skipped if "Nemotron_3_Super" in row.run_id}
     assert reasons == {
-        "precision NVFP4: not modelled",
+        f"precision NVFP4: {NVFP4_MIXED['Nemotron_3_Super']}",
         "system DGX-B300: its GPU's specs are incomplete in gpus.csv",
     }
 

@@ -16,6 +16,8 @@ from fabricscope.accuracy.published_tables import (
     MEGATRON_BRIDGE,
     NEMO_2407,
     NEMO_LONG_SEQUENCE,
+    NVFP4_MIXED,
+    NVFP4_NOTE,
     TORCHTITAN,
     WITHOUT_CP_GAP,
     _Skip,
@@ -56,7 +58,11 @@ def test_every_row_is_a_case_or_skipped_with_its_reason():
     reasons = {row.reason for row in skipped}
     # context-parallel rows are scored with their cp
     assert any(c.layout is not None and set(c.layout.cp) == {2} for c in cases)
-    assert "precision NVFP4: not modelled" in reasons
+    # NVFP4 is a precision of its own since 2026-12-05: only rows whose recipe mixes
+    # precisions by module are left out
+    assert {r for r in reasons if "NVFP4" in r} == {
+        f"precision NVFP4: {NVFP4_MIXED['Nemotron_3_Super']}"
+    }
     assert "precision not printed (release 25.09)" in reasons
     # DeepSeek-V3 by its preset's architecture, each row with its own expert-parallel size;
     # the variants the model cannot represent are left out, saying why
@@ -69,7 +75,7 @@ def test_every_row_is_a_case_or_skipped_with_its_reason():
     assert not mtp[0].workload.mtp_shared_layer
     assert any("MTP depth D to 1" in note for note in mtp[0].assumptions)
     # Nemotron 3 Super: LatentMoE and 2 MTP depths of one block; its 13 MXFP8 rows on the
-    # systems gpus.csv states scored, its NVFP4 rows left out for their precision
+    # systems gpus.csv states scored, its NVFP4 rows left out for their recipe's precision mix
     supers = [c for c in cases if c.workload.name.startswith("Nemotron_3_Super")]
     assert len(supers) == 10
     assert {c.workload.precision for c in supers} == {Precision.FP8}
@@ -77,7 +83,7 @@ def test_every_row_is_a_case_or_skipped_with_its_reason():
     assert all((c.workload.mtp_layers, c.workload.mtp_shared_layer) == (2, True) for c in supers)
     super_skips = {r.reason for r in skipped if "Nemotron_3_Super" in r.run_id}
     assert super_skips == {
-        "precision NVFP4: not modelled",
+        f"precision NVFP4: {NVFP4_MIXED['Nemotron_3_Super']}",
         "system DGX-B300: its GPU's specs are incomplete in gpus.csv",
     }
     assert not any("not modelled" in r and ("MTP" in r or "LatentMoE" in r) for r in reasons)
@@ -310,26 +316,32 @@ def _label(case: CalibrationCase) -> str:
 def test_each_fp8_label_is_scored_with_its_recipe_and_says_so():
     """NeMo 24.07's FP8 is delayed scaling, Megatron-Bridge's FP8-CS and plain FP8 (26.02+)
     current scaling (tensorwise), its MXFP8 / FP8-MX MX blocks, torchtitan's Float8 tensorwise;
-    each row's assumptions name the recipe. NVFP4 stays skipped."""
+    each row's assumptions name the recipe. NVFP4 is a precision of its own, its rows say so."""
     expected = {
         "FP8-CS": Fp8Recipe.TENSORWISE,
         "FP8": Fp8Recipe.TENSORWISE,
         "MXFP8": Fp8Recipe.MXFP8,
         "FP8-MX": Fp8Recipe.MXFP8,
     }
-    cases, skipped = megatron_bridge_cases()
+    cases, _ = megatron_bridge_cases()
     seen = set()
     for case in cases:
         label = _label(case)
         if case.workload.precision is Precision.BF16:
             assert label == "BF16" and "BF16" in case.assumptions
             continue
+        if case.workload.precision is Precision.NVFP4:
+            assert label == "NVFP4" and NVFP4_NOTE in case.assumptions
+            assert case.workload.fp8_recipe is Fp8Recipe.TENSORWISE  # the default, unused
+            continue
         seen.add(label)
         assert case.workload.fp8_recipe is expected[label], case.run_id
         note = f"precision {label}: FP8 recipe {expected[label].value} ("
         assert any(a.startswith(note) for a in case.assumptions), case.run_id
     assert seen == set(expected)
-    assert any(s.reason == "precision NVFP4: not modelled" for s in skipped)
+    nvfp4 = [c for c in cases if c.workload.precision is Precision.NVFP4]
+    assert {c.workload.name.split()[0] for c in nvfp4} == {"LLAMA3_70B", "LLAMA3.1_405B"}
+    assert len(nvfp4) == 18
     # the 26.02+ plain FP8 rows include H100's, which cannot run MX blocks
     plain = [c for c in cases if _label(c) == "FP8"]
     assert any(c.hardware["gpu_model"] == "H100-SXM-80GB" for c in plain)
@@ -392,12 +404,13 @@ def test_bridge_rows_run_the_settings_of_their_release_s_configuration_of_their_
     moe = [c for c in cases.values() if c.workload.moe is not None]
     overlapped = [c for c in moe if any("not applied" in a for a in c.assumptions)]
     assert overlapped and not any(c.workload.ep_comm_overlap for c in moe)
-    # 156 of the 180 scored rows find their release's configuration (20 of release 25.11's
-    # and 4 of 26.02.01's do not: run with settings their scripts do not state)
+    # 172 of the 198 scored rows find their release's configuration (20 of release 25.11's
+    # and 6 of 26.02.01's, two of them NVFP4, do not: run with settings their scripts do not
+    # state)
     matched = [
         c for c in cases.values() if any("s benchmark configuration " in a for a in c.assumptions)
     ]
-    assert (len(matched), len(cases)) == (156, 180)
+    assert (len(matched), len(cases)) == (172, 198)
 
 
 def test_a_row_its_table_marks_as_a_known_regression_is_left_out():

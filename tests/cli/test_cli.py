@@ -553,3 +553,32 @@ def test_an_invalid_setting_stops_estimate_too(tmp_path):
     done = fabricscope("estimate", "-w", "llama3-8b", "--hardware", str(hw), cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "no_such_source" in done.stderr
+
+
+def test_estimate_an_nvfp4_job_says_what_it_runs_off_blackwell(tmp_path):
+    """An NVFP4 job (a workload file) on GB300 and H100: FP4 on GB300, costed and banded as
+    FP8 on H100 and said so; a 4-bit spelling the model does not cost is one line, exit 2."""
+    from fabricscope.model.workloads import preset
+
+    job = {**preset("llama3-70b").model_dump(mode="json"), "precision": "nvfp4"}
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    rows = [
+        {"gpu_model": "GB300", "gpu_count": 144, "gpus_per_node": 4, "nvlink_domain_gpus": 72},
+        {"gpu_model": "H100 SXM", "gpu_count": 144, "gpus_per_node": 8},
+    ]
+    fabric = {"fabric_class": "infiniband", "fabric_gbps_per_gpu": 400}
+    hw = tmp_path / "hw.json"
+    hw.write_text(json.dumps([{**row, **fabric} for row in rows]))
+    done = fabricscope("estimate", "-w", str(tmp_path / "job.json"), "--hardware", str(hw))
+    assert done.returncode == 0, done.stderr
+    assert "nvfp4 runs on Blackwell's FP4 tensor cores only: costed as fp8 on H100" in done.stdout
+    assert "for Blackwell NVFP4 dense on Megatron" in done.stdout
+    assert "for Hopper FP8 dense on Megatron" in done.stdout
+    records = estimate_json(hw, workload=str(tmp_path / "job.json"))
+    gb300, h100 = records
+    assert "NVFP4" in gb300["error_band_cell"] and "FP8" in h100["error_band_cell"]
+    job["precision"] = "mxfp4"
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    bad = fabricscope("estimate", "-w", str(tmp_path / "job.json"), "--hardware", str(hw))
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "MXFP4 training" in bad.stderr
