@@ -362,10 +362,13 @@ def nemo_llama_flops_per_token(shape: str, seq_len: int) -> float:
 # The tables name a DGX system, never its network. The fabric is the system's reference design,
 # an assumption each case records: DGX H100 and DGX B200 carry one 400 Gb/s ConnectX-7
 # InfiniBand NIC per GPU; a DGX GB200 / GB300 is an NVL72 rack (72 GPUs in one NVLink domain,
-# 4 per compute tray) with one 400 Gb/s ConnectX-7 (GB200) or 800 Gb/s ConnectX-8 (GB300) per GPU.
+# 4 per compute tray) with one 400 Gb/s ConnectX-7 (GB200) or 800 Gb/s ConnectX-8 (GB300) per GPU;
+# DGX B300 carries eight ConnectX-8 on its GPU board, one 800 Gb/s port per GPU (the DGX B300
+# user guide's figures, as a review of it reads them: vengineer.hatenablog.com 2025-12-06).
 SYSTEMS: dict[str, dict[str, Any]] = {
     "DGX-H100": {"gpu_model": "H100-SXM-80GB", "gpus_per_node": 8, "fabric_gbps_per_gpu": 400},
     "DGX-B200": {"gpu_model": "B200-SXM-180GB", "gpus_per_node": 8, "fabric_gbps_per_gpu": 400},
+    "DGX-B300": {"gpu_model": "B300-SXM-288GB", "gpus_per_node": 8, "fabric_gbps_per_gpu": 800},
     "DGX-GB200": {
         "gpu_model": "GB200-NVL-186GB",
         "gpus_per_node": 4,

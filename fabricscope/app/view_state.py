@@ -157,8 +157,10 @@ STACK_HELP = (
 FP8_RECIPE_HELP = (
     "how an FP8 job scales its linear layers' tensors (precision fp8 only): tensorwise and "
     "delayed (per-tensor, what the FP8 factors were measured and fitted on); rowwise at "
-    "torchao's measured cost (81% of tensorwise's FP8 rate on H100, 74% on B200); mxfp8 "
-    "costed as tensorwise (docs/MODEL.md)"
+    "torchao's measured cost (81% of tensorwise's FP8 rate on H100, 74% on B200); blockwise "
+    "(DeepSeek-V3's) at Transformer Engine's measured cost (89% on Hopper and Blackwell); "
+    "mxfp8 costed as tensorwise (docs/MODEL.md). NVFP4 is a precision (nvfp4): Blackwell only, "
+    "FP8 elsewhere"
 )
 
 

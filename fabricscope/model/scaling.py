@@ -70,6 +70,13 @@ TE_GEMM_B300_MS = {
     "mxfp8": 215.608,
     "nvfp4": 154.869,
 }
+# Transformer Engine's blockwise FP8 (Float8BlockScaling) in the same guide, autocast, ms per
+# step of the same 5B model: on an H200 NVL FP8 current scaling 486.851, blockwise 549.171
+# (@1609c890e); on the B300 the merged guide prints no blockwise column, its review version did
+# (@332941783386, PR #2863 before merge): MXFP8 204.166, blockwise 230.363. A blockwise job's
+# linear-layer rate over per-tensor FP8's (MXFP8 on Blackwell runs at it) is their ratio
+TE_GEMM_H200_MS = {"bf16": 768.335, "fp8_current": 486.851, "fp8_blockwise": 549.171}
+TE_GEMM_B300_REVIEW_MS = {"bf16": 293.454, "mxfp8": 204.166, "fp8_blockwise": 230.363}
 # An independent NeMo run of NVFP4 on Blackwell (vuiseng9/nemo-perf-nvfp4 README.md
 # @13bdb298cad3, 2025-10-24: Transformer Engine 2.8 in NeMo 25.09 with NVFP4 patched in, NeMo's
 # own performance script): Llama3-8B pre-training on one 8-GPU B200 node, global batch 128 of
@@ -143,6 +150,22 @@ class ModelConstants:
     )
     rowwise_fp8_factor_blackwell: float = _constant(
         0.7351, "measured", "torchao B200 rowwise over tensorwise, 8,640.5 / 10,417 (TORCHAO_B200)"
+    )
+    # blockwise FP8 (Workload.fp8_recipe): the linear layers' rate over the per-tensor
+    # recipes', per GPU generation, Transformer Engine's measured GEMM times with quantisation
+    # (TE_GEMM_H200_MS, TE_GEMM_B300_REVIEW_MS; :func:`_fp8_recipe_factor`); Hopper's is every
+    # FP8 GPU's but Blackwell's
+    blockwise_fp8_factor_hopper: float = _constant(
+        0.8865,
+        "measured",
+        "Transformer Engine's H200 GEMM profile, FP8 current over blockwise, 486.851 / 549.171 "
+        "ms (TE_GEMM_H200_MS)",
+    )
+    blockwise_fp8_factor_blackwell: float = _constant(
+        0.8863,
+        "measured",
+        "Transformer Engine's B300 GEMM profile (review version), MXFP8 over blockwise, "
+        "204.166 / 230.363 ms (TE_GEMM_B300_REVIEW_MS)",
     )
     # NVFP4 (Precision.NVFP4): the linear layers' rate over per-tensor FP8's, from Transformer
     # Engine's measured GEMM times with quantisation (TE_GEMM_B300_MS; :func:`_nvfp4_gain`)
@@ -931,9 +954,10 @@ def _high_precision_flops_step(workload: Workload) -> float:
 
 def _fp8_recipe_factor(workload: Workload, col: dict[str, Array], c: ModelConstants) -> Array:
     """The FP8 recipe's linear-layer rate over the per-tensor recipes', per profile: rowwise at
-    torchao's measured ratio to tensorwise (Blackwell's on a Blackwell GPU, Hopper's on every
-    other), every other recipe 1. The per-tensor recipes (tensorwise, delayed) are what the FP8
-    factors were measured and fitted on; torchao found delayed and dynamic per-tensor scaling
+    torchao's measured ratio to tensorwise and blockwise at Transformer Engine's measured GEMM
+    time ratio (Blackwell's on a Blackwell GPU, Hopper's on every other), every other recipe 1.
+    The per-tensor recipes (tensorwise, delayed) are what the FP8 factors were measured and
+    fitted on; torchao found delayed and dynamic per-tensor scaling
     within 1% of each other (meta-pytorch/float8_experimental#298). MXFP8 runs at tensorwise's
     rate: its measured cost (torchao and Megatron-Bridge: 4-5% below current scaling on
     Blackwell) worsened the held-out figures and was left out (docs/MODEL.md, Known limits); on
@@ -942,6 +966,10 @@ def _fp8_recipe_factor(workload: Workload, col: dict[str, Array], c: ModelConsta
     if workload.fp8_recipe is Fp8Recipe.ROWWISE:
         return np.where(
             col["blackwell"] > 0, c.rowwise_fp8_factor_blackwell, c.rowwise_fp8_factor_hopper
+        )
+    if workload.fp8_recipe is Fp8Recipe.BLOCKWISE:
+        return np.where(
+            col["blackwell"] > 0, c.blockwise_fp8_factor_blackwell, c.blockwise_fp8_factor_hopper
         )
     return np.ones_like(col["peak_fp8"])
 

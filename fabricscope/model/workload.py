@@ -46,6 +46,9 @@ class Fp8Recipe(StrEnum):
     # one E8M0 scale per 32 elements on Blackwell's block-scaled tensor cores (Transformer
     # Engine's MXFP8BlockScaling, Megatron-Bridge's "MXFP8" / "FP8-MX", torchao's mxfp8)
     MXFP8 = "mxfp8"
+    # one scale per 128x128 block of a weight and per 1x128 of an activation or gradient
+    # (DeepSeek-V3's; Transformer Engine's Float8BlockScaling, Megatron-Bridge's "fp8_sc")
+    BLOCKWISE = "blockwise"
 
 
 # spellings a workload may use for a recipe, and recipes the model cannot cost, with why
@@ -53,6 +56,9 @@ FP8_RECIPE_ALIASES = {
     "current": Fp8Recipe.TENSORWISE,
     "fp8-cs": Fp8Recipe.TENSORWISE,
     "fp8-mx": Fp8Recipe.MXFP8,
+    "fp8-sc": Fp8Recipe.BLOCKWISE,
+    "fp8_sc": Fp8Recipe.BLOCKWISE,
+    "subchannel": Fp8Recipe.BLOCKWISE,
 }
 # 4-bit spellings the model does not take as a training precision, with why
 UNCOSTED_PRECISIONS = {
@@ -61,11 +67,7 @@ UNCOSTED_PRECISIONS = {
     "mxfp4": "no public measurement of MXFP4 training's GEMM speed in a training framework "
     "was found; nvfp4 (NVIDIA's 4-bit recipe) is costed",
 }
-UNCOSTED_FP8_RECIPES = {
-    "blockwise": "no public end-to-end measurement of blockwise FP8 (DeepSeek-V3's 128x128 "
-    "weight and 1x128 activation blocks, Transformer Engine's Float8BlockScaling, "
-    "Megatron-Bridge's fp8_sc) against BF16 or a per-tensor recipe was found (docs/MODEL.md)",
-}
+UNCOSTED_FP8_RECIPES: dict[str, str] = {}
 
 
 class Recompute(StrEnum):
@@ -307,8 +309,9 @@ class Workload(_Spec):
         default=Fp8Recipe.TENSORWISE,
         description="how an FP8 job scales its linear layers' tensors: tensorwise (current "
         "scaling, the default), delayed, rowwise (torchao's measured cost per GPU generation), "
-        "mxfp8 (Blackwell's block-scaled tensor cores; costed as tensorwise, docs/MODEL.md); "
-        "only with precision fp8",
+        "mxfp8 (Blackwell's block-scaled tensor cores; costed as tensorwise, docs/MODEL.md), "
+        "blockwise (DeepSeek-V3's 128-element blocks; Transformer Engine's measured cost per "
+        "GPU generation); only with precision fp8",
     )
     activation_recompute: Recompute | None = Field(
         default=None,

@@ -13,23 +13,20 @@ from fabricscope.accuracy.published_tables import (
 def test_nemotron_3_nano_rows_are_cases_with_their_mamba_layers():
     cases, skipped = megatron_bridge_cases()
     nano = [c for c in cases if c.workload.name.startswith("Nemotron_3_Nano")]
-    assert len(nano) >= 15  # every Nano row but the DGX B300 ones (the GPU's specs)
+    assert len(nano) == 19  # every Nano row, DGX B300's since gpus.csv states the GPU
     assert all(c.workload.mamba_layers == 23 and c.workload.attention_layers == 6 for c in nano)
     assert all(c.workload.moe is not None and c.workload.moe.expert_parallel == 8 for c in nano)
-    reasons = {row.reason for row in skipped if "Nemotron_3_Nano" in row.run_id}
-    assert reasons == {"system DGX-B300: its GPU's specs are incomplete in gpus.csv"}
+    assert any(c.hardware["gpu_model"] == "B300-SXM-288GB" for c in nano)
+    assert not [row.reason for row in skipped if "Nemotron_3_Nano" in row.run_id]
     assert not any("Mamba layers are not modelled" in row.reason for row in skipped)
-    # Super: scored with its LatentMoE and multi-token prediction; only its NVFP4 rows and the
-    # DGX B300 ones stay out, for their precision and the GPU's specs
+    # Super: scored with its LatentMoE and multi-token prediction; only its NVFP4 rows stay
+    # out, for their recipe's per-module precision mix
     super_ = [c for c in cases if c.workload.name.startswith("Nemotron_3_Super")]
-    assert len(super_) >= 10
+    assert len(super_) >= 13
     assert all(c.workload.moe is not None and c.workload.moe.latent_size for c in super_)
     assert all(c.workload.mtp_layers == 2 for c in super_)
     reasons = {row.reason for row in skipped if "Nemotron_3_Super" in row.run_id}
-    assert reasons == {
-        f"precision NVFP4: {NVFP4_MIXED['Nemotron_3_Super']}",
-        "system DGX-B300: its GPU's specs are incomplete in gpus.csv",
-    }
+    assert reasons == {f"precision NVFP4: {NVFP4_MIXED['Nemotron_3_Super']}"}
 
 
 def test_automodel_nano_and_super_rows_are_cases_and_ultra_says_why_not():

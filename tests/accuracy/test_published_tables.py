@@ -74,18 +74,17 @@ def test_every_row_is_a_case_or_skipped_with_its_reason():
     assert len(mtp) == 1 and mtp[0].workload.mtp_layers == 1
     assert not mtp[0].workload.mtp_shared_layer
     assert any("MTP depth D to 1" in note for note in mtp[0].assumptions)
-    # Nemotron 3 Super: LatentMoE and 2 MTP depths of one block; its 13 MXFP8 rows on the
-    # systems gpus.csv states scored, its NVFP4 rows left out for their recipe's precision mix
+    # Nemotron 3 Super: LatentMoE and 2 MTP depths of one block; its 13 MXFP8 rows scored
+    # (DGX B300's since gpus.csv states the GPU), its NVFP4 rows left out for their recipe's
+    # precision mix
     supers = [c for c in cases if c.workload.name.startswith("Nemotron_3_Super")]
-    assert len(supers) == 10
+    assert len(supers) == 13
     assert {c.workload.precision for c in supers} == {Precision.FP8}
     assert all(c.workload.moe is not None and c.workload.moe.latent_size == 1024 for c in supers)
     assert all((c.workload.mtp_layers, c.workload.mtp_shared_layer) == (2, True) for c in supers)
     super_skips = {r.reason for r in skipped if "Nemotron_3_Super" in r.run_id}
-    assert super_skips == {
-        f"precision NVFP4: {NVFP4_MIXED['Nemotron_3_Super']}",
-        "system DGX-B300: its GPU's specs are incomplete in gpus.csv",
-    }
+    assert super_skips == {f"precision NVFP4: {NVFP4_MIXED['Nemotron_3_Super']}"}
+    assert not any("DGX-B300" in r for r in reasons)
     assert not any("not modelled" in r and ("MTP" in r or "LatentMoE" in r) for r in reasons)
     # Qwen3's heads are 128 wide whatever the hidden size: scored with their head_dim
     qwen = [c for c in cases if c.workload.head_dim == 128 and c.workload.mamba is None]
@@ -404,13 +403,12 @@ def test_bridge_rows_run_the_settings_of_their_release_s_configuration_of_their_
     moe = [c for c in cases.values() if c.workload.moe is not None]
     overlapped = [c for c in moe if any("not applied" in a for a in c.assumptions)]
     assert overlapped and not any(c.workload.ep_comm_overlap for c in moe)
-    # 172 of the 198 scored rows find their release's configuration (20 of release 25.11's
-    # and 6 of 26.02.01's, two of them NVFP4, do not: run with settings their scripts do not
-    # state)
+    # 196 of the 224 scored rows find their release's configuration (release 25.11's and
+    # 26.02.01's others do not: run with settings their scripts do not state)
     matched = [
         c for c in cases.values() if any("s benchmark configuration " in a for a in c.assumptions)
     ]
-    assert (len(matched), len(cases)) == (172, 198)
+    assert (len(matched), len(cases)) == (196, 224)
 
 
 def test_a_row_its_table_marks_as_a_known_regression_is_left_out():

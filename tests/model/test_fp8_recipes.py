@@ -1,7 +1,8 @@
 """FP8 recipes (Workload.fp8_recipe): the per-tensor ones (tensorwise, delayed) at the FP8
 factors measured and fitted on them, rowwise at torchao's measured ratio to tensorwise per GPU
 generation (TORCHAO_H100, TORCHAO_B200), the linear layers only. MXFP8 runs at tensorwise's
-rate: its measured cost worsened the held-out figures (docs/MODEL.md, Known limits)."""
+rate: its measured cost worsened the held-out figures (docs/MODEL.md, Known limits); blockwise
+at Transformer Engine's measured GEMM time ratio per GPU generation."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 
 from fabricscope.model.hardware import HardwareProfiles
 from fabricscope.model.scaling import (
+    TE_GEMM_B300_REVIEW_MS,
+    TE_GEMM_H200_MS,
     TORCHAO_B200,
     TORCHAO_H100,
     TORCHTITAN_FP8_FACTOR,
@@ -88,8 +91,13 @@ def test_per_tensor_recipes_leave_every_prediction_as_it_was():
             delayed = run(torchao_job(Fp8Recipe.DELAYED, stack), gpu)
             tensorwise = run(torchao_job(Fp8Recipe.TENSORWISE, stack), gpu)
             assert delayed.step_time_s[0] == tensorwise.step_time_s[0]
-    # with the rowwise factors 1, every recipe is tensorwise: nothing else moves
-    ones = ModelConstants(rowwise_fp8_factor_hopper=1.0, rowwise_fp8_factor_blackwell=1.0)
+    # with the rowwise and blockwise factors 1, every recipe is tensorwise: nothing else moves
+    ones = ModelConstants(
+        rowwise_fp8_factor_hopper=1.0,
+        rowwise_fp8_factor_blackwell=1.0,
+        blockwise_fp8_factor_hopper=1.0,
+        blockwise_fp8_factor_blackwell=1.0,
+    )
     for recipe in Fp8Recipe:
         job = torchao_job(recipe, Stack.MEGATRON)
         layout = LayoutGrid.partial(job, 1, 1, 1, Recompute.NONE)
@@ -115,13 +123,45 @@ def test_rowwise_takes_its_generations_factor_and_mxfp8_runs_as_tensorwise():
         assert run(torchao_job(recipe), A100).step_time_s[0] == pytest.approx(bf16)
 
 
-def test_a_recipe_needs_fp8_and_blockwise_is_refused_with_its_reason():
+def test_blockwise_takes_transformer_engines_measured_gemm_time_ratio_per_generation():
+    c = ModelConstants()
+    hopper = TE_GEMM_H200_MS["fp8_current"] / TE_GEMM_H200_MS["fp8_blockwise"]
+    blackwell = TE_GEMM_B300_REVIEW_MS["mxfp8"] / TE_GEMM_B300_REVIEW_MS["fp8_blockwise"]
+    assert c.blockwise_fp8_factor_hopper == pytest.approx(hopper, abs=1e-4)
+    assert c.blockwise_fp8_factor_blackwell == pytest.approx(blackwell, abs=1e-4)
+    # the linear layers only: the FP8 job's linear time over the blockwise job's is the factor
+    for gpu, factor in (
+        (H100, c.blockwise_fp8_factor_hopper),
+        (B200, c.blockwise_fp8_factor_blackwell),
+    ):
+        bf16, tensorwise, blockwise = (
+            run(torchao_job(r, Stack.MEGATRON), gpu).compute_s[0]
+            for r in (None, Fp8Recipe.TENSORWISE, Fp8Recipe.BLOCKWISE)
+        )
+        assert bf16 > blockwise > tensorwise
+        # linear time t at tensorwise's rate, the BF16 part r the same in both FP8 jobs
+        hw = node(gpu)
+        rate = (
+            hw.peak_fp8[0]
+            * hw.gemm_ceiling_fp8[0]
+            * c.fp8_efficiency_factor
+            / (hw.peak_bf16[0] * hw.gemm_ceiling_bf16[0])
+        )
+        t = (bf16 - tensorwise) / (rate - 1.0)
+        assert blockwise == pytest.approx(tensorwise + t * (1.0 / factor - 1.0), rel=1e-9)
+
+
+def test_a_recipe_needs_fp8_and_its_spellings_are_read():
     base = preset("llama3-8b").model_dump()
     with pytest.raises(ValueError, match="needs precision fp8"):
         Workload.model_validate({**base, "fp8_recipe": "rowwise"})
-    with pytest.raises(ValueError, match="no public end-to-end measurement"):
-        Workload.model_validate({**base, "precision": "fp8", "fp8_recipe": "blockwise"})
-    spelled = {"current": "tensorwise", "FP8-CS": "tensorwise", "fp8-mx": "mxfp8"}
+    spelled = {
+        "current": "tensorwise",
+        "FP8-CS": "tensorwise",
+        "fp8-mx": "mxfp8",
+        "fp8_sc": "blockwise",
+        "FP8-SC": "blockwise",
+    }
     for spelling, recipe in spelled.items():
         job = Workload.model_validate({**base, "precision": "fp8", "fp8_recipe": spelling})
         assert job.fp8_recipe is Fp8Recipe(recipe)

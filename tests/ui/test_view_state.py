@@ -217,5 +217,5 @@ def test_the_fp8_recipe_is_a_workload_field_and_needs_fp8():
     bf16 = RankView(custom=WorkloadFields(**{**vars(fields), "fp8_recipe": "rowwise"}))
     with pytest.raises(InputError, match="needs precision fp8"):
         workload_of(bf16)
-    _, problems = from_query_params({"custom": ["1"], "w_fp8_recipe": ["blockwise"]})
-    assert any("fp8_recipe 'blockwise' is not one of" in p for p in problems)
+    _, problems = from_query_params({"custom": ["1"], "w_fp8_recipe": ["nvfp4"]})
+    assert any("fp8_recipe 'nvfp4' is not one of" in p for p in problems)
