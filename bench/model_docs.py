@@ -28,6 +28,7 @@ from fabricscope.accuracy.held_out import (
 from fabricscope.accuracy.published_tables import (
     automodel_cases,
     calibration_set,
+    deepseek_v3_report_cases,
     megatron_bridge_cases,
     nemo_long_sequence_cases,
     torchtitan_cases,
@@ -97,6 +98,7 @@ BLIND_KINDS = {
     "Llama3": "Llama 3 (dense)",
     "Llama 3.1": "Llama 3 (dense)",
     "DeepSeekV3 (w/ MTP)": "DeepSeek-V3 with MTP (MoE)",
+    "DeepSeek-V3 report": "DeepSeek-V3 with MTP (MoE)",
     "DeepSeekV3": "DeepSeek-V3 (MoE)",
     "DeepSeek V3": "DeepSeek-V3 (MoE)",
     "Qwen3_30B": "Qwen3-30B-A3B (MoE)",
@@ -120,6 +122,7 @@ def blind() -> str:
     auto, auto_skipped = automodel_cases()
     titan, titan_skipped = torchtitan_cases()
     long_seq, long_seq_skipped = nemo_long_sequence_cases()
+    report, report_skipped = deepseek_v3_report_cases()
 
     def system(case: CalibrationCase) -> str:
         model = case.workload.name  # the table's model name, then system, precision, GPUs
@@ -173,6 +176,17 @@ def blind() -> str:
                 "scored (their layouts are not printed)",
                 long_seq,
                 long_seq_skipped,
+                system,
+            ),
+            "",
+            blind_section(
+                "DeepSeek-V3's own pre-training run (fixtures/published_runs/"
+                "deepseek_v3_report.csv, from its technical report, arXiv:2412.19437: 180K H800 "
+                "GPU hours per trillion tokens on 2,048 H800, PP 16, EP 64 over 8 nodes, ZeRO-1 "
+                "DP, blockwise FP8, one MTP depth, DualPipe's all-to-all overlap; the micro-batch "
+                "searched)",
+                report,
+                report_skipped,
                 system,
             ),
             BLIND_END,

@@ -30,6 +30,7 @@ import numpy as np
 from fabricscope.accuracy.published_tables import (
     automodel_cases,
     calibration_set,
+    deepseek_v3_report_cases,
     megatron_bridge_cases,
     nemo_long_sequence_cases,
     torchtitan_cases,
@@ -83,12 +84,14 @@ SPLITS: dict[str, Callable[[CalibrationCase], str]] = {
 
 def blind_cases() -> list[CalibrationCase]:
     """The blind tables' rows the splits score beside the calibration rows (never fitted on):
-    Megatron-Bridge's, NeMo AutoModel's, torchtitan's and NeMo's long-sequence table's."""
+    Megatron-Bridge's, NeMo AutoModel's, torchtitan's, NeMo's long-sequence table's and
+    DeepSeek-V3's report's."""
     return [
         *megatron_bridge_cases()[0],
         *automodel_cases()[0],
         *torchtitan_cases()[0],
         *nemo_long_sequence_cases()[0],
+        *deepseek_v3_report_cases()[0],
     ]
 
 

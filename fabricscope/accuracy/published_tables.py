@@ -963,6 +963,77 @@ def nemo_long_sequence_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]
     return cases, skipped
 
 
+DEEPSEEK_V3_REPORT = PUBLISHED / "deepseek_v3_report.csv"
+
+
+def deepseek_v3_report_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
+    """DeepSeek-V3's own pre-training run (blind): its report's GPU-hours per trillion tokens
+    as tokens/s per GPU, at the report's layout (no TP, PP 16, EP 64, ZeRO-1 DP), batch,
+    blockwise FP8, one MTP depth and DualPipe's all-to-all overlap, on H800 with eight 400 Gb/s
+    InfiniBand NICs a node; the micro-batch searched (not stated)."""
+    with DEEPSEEK_V3_REPORT.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    cases: list[CalibrationCase] = []
+    for row in rows:
+        shape = row["architecture"]
+        named = architectures()[shape]
+        n_gpus, tp, pp, ep = (_int(row, k) for k in ("num_gpus", "tp", "pp", "ep"))
+        assert n_gpus and tp and pp and ep
+        fields = dict(named["fields"])
+        fields["moe"] = {**fields["moe"], "expert_parallel": ep}
+        fields.update(
+            name=f"DeepSeek-V3 report {row['gpu_model']} {n_gpus} GPUs",
+            seq_len=_int(row, "seq_len"),
+            global_batch_size=_int(row, "gbs"),
+            global_batch_tokens=None,
+            precision=Precision(row["precision"]),
+            fp8_recipe=Fp8Recipe(row["fp8_recipe"]),
+            mtp_layers=_int(row, "mtp_layers"),
+            ep_comm_overlap=row["ep_comm_overlap"] == "true",
+            zero_stage=1,
+            stack=Stack.MEGATRON,
+            tokens=1e12,
+        )
+        workload = Workload.model_validate(fields)
+        hardware = {
+            "gpu_model": row["gpu_model"],
+            "gpu_count": n_gpus,
+            "gpus_per_node": _int(row, "gpus_per_node"),
+            "fabric_class": "infiniband",
+            "fabric_gbps_per_gpu": _int(row, "fabric_gbps_per_gpu"),
+        }
+        hours = float(row["gpu_hours_per_trillion_tokens"])
+        published = 1e12 / (hours * 3600.0)
+        notes = (
+            f"architecture {shape} (its source: {named['source'].split(';')[0]})",
+            f"published: {hours:,.0f} H800 GPU hours per trillion tokens "
+            f"('{row['quote_throughput']}') = {published:,.1f} tokens/s per GPU, "
+            "pre-training's average (the first 469B of 14.8T tokens ran a smaller batch)",
+            f"layout TP {tp}, PP {pp}, EP {ep}, ZeRO-1 DP {_int(row, 'dp')} "
+            f"('{row['quote_layout']}'); the micro-batch not stated: searched; DualPipe's "
+            "schedule costed as 1F1B with its all-to-all overlapped (ep_comm_overlap)",
+            f"batch {row['gbs']} sequences of {row['seq_len']} tokens ('{row['quote_batch']}')",
+            "precision FP8, recipe blockwise (1x128 activation tiles, 128x128 weight blocks: the "
+            "report's section 3.3); multi-token prediction depth 1 (section 4.2)",
+            "recompute: the report recomputes RMSNorm and MLA's up-projections (section 3.2.3): "
+            "costed as none (elementwise work and MLA's up-projections: a few per cent)",
+            f"fabric: InfiniBand, {row['fabric_gbps_per_gpu']} Gb/s per GPU "
+            f"('{row['quote_cluster']}')",
+        )
+        cases.append(
+            CalibrationCase(
+                run_id=row["run_id"],
+                family="deepseek_v3_report",
+                workload=workload,
+                hardware=hardware,
+                layout=LayoutGrid.partial(workload, tp, pp, None, Recompute.NONE),
+                published_tokens_per_s_per_gpu=published,
+                assumptions=notes,
+            )
+        )
+    return cases, []
+
+
 def calibration_set() -> tuple[list[CalibrationCase], list[SkippedRow]]:
     """The rows the model's constants are fitted on, each family apart: the published runs of
     published_runs_calibration.csv and NeMo 24.07's H100 FP8 table (the FP8 rows the FP8

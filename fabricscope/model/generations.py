@@ -2,7 +2,8 @@
 the error bands (``fabricscope/model/error_bands.py``) are looked up by.
 
 NVIDIA's product pages name each part's architecture: A100 (SXM and PCIe) Ampere, L40S Ada
-Lovelace, H100, H200 and GH200 Hopper, B200, B300, GB200, GB300 and the RTX PRO 6000 Blackwell.
+Lovelace, H100, H800 (H100's export variant), H200 and GH200 Hopper, B200, B300, GB200, GB300
+and the RTX PRO 6000 Blackwell.
 A GPU missing here has no generation: it is refused by the harnesses and gets the band over
 every held-out run, labelled so, never one guessed from its name.
 """
@@ -16,6 +17,7 @@ GENERATIONS: dict[str, str] = {
     "A100-PCIE-40GB": "ampere",
     "L40S-PCIE-48GB": "ada",
     "H100-SXM-80GB": "hopper",
+    "H800-SXM-80GB": "hopper",
     "H100-NVL-94GB": "hopper",
     "H100-PCIE-80GB": "hopper",
     "H200-SXM-141GB": "hopper",
