@@ -1818,7 +1818,10 @@ def rank(
         notes[1:1] = _serve_notes(records)
         _print_records(SERVE_TABLE, records, title, notes, SERVE_OPTIONAL, whole=True)
     else:
-        notes += _band_notes(records)
+        from fabricscope.model.error_bands import precision_notes
+
+        gpus = [record.get("gpu_model") for record in records]
+        notes += [*precision_notes(request.workload, gpus), *_band_notes(records)]
         _print_records(RANK_TABLE, records, title, notes, RANK_OPTIONAL)
 
 

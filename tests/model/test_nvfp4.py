@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from fabricscope.model.error_bands import band_for, job_cell
+from fabricscope.model.error_bands import band_for, job_cell, precision_notes
 from fabricscope.model.hardware import HardwareProfiles
 from fabricscope.model.scaling import (
     NEMO_NVFP4_B200,
@@ -136,3 +136,14 @@ def test_an_nvfp4_jobs_band_is_the_precision_it_runs_on_the_gpu():
     assert job_cell(nvfp4, "hopper")["precision"] == "fp8"
     assert job_cell(nvfp4, "ampere")["precision"] == "bf16"
     assert band_for(H100, nvfp4) == band_for(H100, job(Precision.FP8))
+
+
+def test_the_notes_name_the_gpus_an_nvfp4_job_runs_another_precision_on():
+    nvfp4 = job(Precision.NVFP4)
+    gpus = [GB300, H100, A100, B200, H100, None]
+    assert precision_notes(nvfp4, gpus) == [
+        f"nvfp4 runs on Blackwell's FP4 tensor cores only: costed as bf16 on {A100}",
+        f"nvfp4 runs on Blackwell's FP4 tensor cores only: costed as fp8 on {H100}",
+    ]
+    assert precision_notes(nvfp4, [GB300, B200]) == []
+    assert precision_notes(job(Precision.FP8), gpus) == []
