@@ -610,6 +610,11 @@ def _recipe_recompute(
     return Recompute.NONE, None, f"activation recompute: none, from {where}{offload}"
 
 
+def _architecture_note(shape: str) -> str:
+    """The assumption naming a case's architecture preset and its source."""
+    return f"architecture {shape} (its source: {architectures()[shape]['source'].split(';')[0]})"
+
+
 def _int(row: dict[str, str], column: str) -> int | None:
     text = (row.get(column) or "").strip()
     if text in ("", "n/a", "-"):
@@ -743,7 +748,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     tp_overlap = bench_recipe is not None and bench_recipe.tp_comm_overlap and tp > 1
     ep_overlap = bench_recipe is not None and bench_recipe.ep_comm_overlap
     notes = [
-        f"architecture {shape} (its source: {named['source'].split(';')[0]})",
+        _architecture_note(shape),
         f"{fp8_note}; the linear layers' GEMMs in FP8, attention and the embedding and "
         "output layers in BF16"
         if precision is Precision.FP8
@@ -976,10 +981,9 @@ def deepseek_v3_report_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]
     cases: list[CalibrationCase] = []
     for row in rows:
         shape = row["architecture"]
-        named = architectures()[shape]
         n_gpus, tp, pp, ep = (_int(row, k) for k in ("num_gpus", "tp", "pp", "ep"))
         assert n_gpus and tp and pp and ep
-        fields = dict(named["fields"])
+        fields = dict(architectures()[shape]["fields"])
         fields["moe"] = {**fields["moe"], "expert_parallel": ep}
         fields.update(
             name=f"DeepSeek-V3 report {row['gpu_model']} {n_gpus} GPUs",
@@ -1005,18 +1009,18 @@ def deepseek_v3_report_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]
         hours = float(row["gpu_hours_per_trillion_tokens"])
         published = 1e12 / (hours * 3600.0)
         notes = (
-            f"architecture {shape} (its source: {named['source'].split(';')[0]})",
-            f"published: {hours:,.0f} H800 GPU hours per trillion tokens "
-            f"('{row['quote_throughput']}') = {published:,.1f} tokens/s per GPU, "
-            "pre-training's average (the first 469B of 14.8T tokens ran a smaller batch)",
+            _architecture_note(shape),
+            f"published: {hours:,.0f} GPU hours per trillion tokens "
+            f"('{row['quote_throughput']}') = {published:,.1f} tokens/s per GPU",
             f"layout TP {tp}, PP {pp}, EP {ep}, ZeRO-1 DP {_int(row, 'dp')} "
             f"('{row['quote_layout']}'); the micro-batch not stated: searched; DualPipe's "
             "schedule costed as 1F1B with its all-to-all overlapped (ep_comm_overlap)",
-            f"batch {row['gbs']} sequences of {row['seq_len']} tokens ('{row['quote_batch']}')",
-            "precision FP8, recipe blockwise (1x128 activation tiles, 128x128 weight blocks: the "
-            "report's section 3.3); multi-token prediction depth 1 (section 4.2)",
-            "recompute: the report recomputes RMSNorm and MLA's up-projections (section 3.2.3): "
-            "costed as none (elementwise work and MLA's up-projections: a few per cent)",
+            f"batch {row['gbs']} sequences of {row['seq_len']} tokens ('{row['quote_batch']}'): "
+            "the GPU hours are pre-training's average, its ramp included",
+            f"precision {workload.precision_label}, multi-token prediction depth "
+            f"{workload.mtp_layers} ('{row['quote_precision']}')",
+            f"activation recompute costed as none ('{row['quote_recompute']}': elementwise work "
+            "and MLA's up-projections, a few per cent of a layer)",
             f"fabric: InfiniBand, {row['fabric_gbps_per_gpu']} Gb/s per GPU "
             f"('{row['quote_cluster']}')",
         )

@@ -22,6 +22,7 @@ def test_the_report_row_is_read_as_it_says_and_scored_blind():
         (row,) = list(csv.DictReader(handle))
     assert "180K H800 GPU hours" in row["quote_throughput"]
     assert "16-way Pipeline Parallelism" in row["quote_layout"]
+    assert "recompute all RMSNorm operations" in row["quote_recompute"]
     (case,) = deepseek_v3_report_cases()[0]
     assert case.published_tokens_per_s_per_gpu == pytest.approx(1e12 / (180_000 * 3600))
     w = case.workload
