@@ -225,6 +225,10 @@ AUTOMODEL_TABLE = Table(
         # 70B; the 70B on two nodes is the same model
         "Llama3 8B": "llama3-8b",
         "Llama3 70B 2-node": "llama3-70b",
+        # Qwen/Qwen2.5-7B and Qwen2.5-32B-Instruct, the 32B's instruct tune being its shape
+        "Qwen2.5 7B": "qwen2.5-7b",
+        "Qwen2.5 32B": "qwen2.5-32b",
+        "Qwen2.5 32B 2-node": "qwen2.5-32b",
         "DeepSeek V3 671B": "deepseek-v3",
         "Qwen3 MoE 30B": "qwen3-30b-a3b",
         "Kimi K2": "kimi-k2",
@@ -254,15 +258,19 @@ AUTOMODEL_TABLE = Table(
     ),
     # the LoRA benchmark configurations the table links (examples/llm_benchmark/llama3_1/
     # llama3_1_8b_peft_benchmark.yaml, llama3_3/custom_llama3_3_70b_instruct_peft_benchmark
-    # .yaml and its _2nodes twin @36044ad3d139): rank 16 on target_modules '*_proj', the
-    # seven projections q, k, v, o, gate, up and down of every layer; the 70B's set
-    # activation_checkpointing: true, which checkpoints every block (full recompute: only the
-    # string "selective" selects the selective kind, components/distributed/
-    # activation_checkpointing.py); the 8B's says nothing of it
+    # .yaml and its _2nodes twin; qwen/qwen2_5_7b_peft_benchmark.yaml, qwen/custom_qwen2_5_32b_
+    # peft_benchmark.yaml and its _2nodes twin @36044ad3d139): rank 16 on target_modules
+    # '*_proj', the seven projections q, k, v, o, gate, up and down of every layer; the 70B's
+    # and the 32B's set activation_checkpointing: true, which checkpoints every block (full
+    # recompute: only the string "selective" selects the selective kind, components/
+    # distributed/activation_checkpointing.py); the 8B's and the 7B's say nothing of it
     lora_of={
         "Llama3 8B": (LoRA(rank=16, matrices_per_layer=7), None),
         "Llama3 70B": (LoRA(rank=16, matrices_per_layer=7), Recompute.FULL),
         "Llama3 70B 2-node": (LoRA(rank=16, matrices_per_layer=7), Recompute.FULL),
+        "Qwen2.5 7B": (LoRA(rank=16, matrices_per_layer=7), None),
+        "Qwen2.5 32B": (LoRA(rank=16, matrices_per_layer=7), Recompute.FULL),
+        "Qwen2.5 32B 2-node": (LoRA(rank=16, matrices_per_layer=7), Recompute.FULL),
     },
     lora_note=(
         "LoRA rank 16 on the seven *_proj matrices of every layer (NeMo AutoModel's "

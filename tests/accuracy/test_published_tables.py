@@ -181,10 +181,16 @@ def test_automodel_rows_read_the_heading_and_the_printed_numbers():
     assert deepseek.published_tokens_per_s_per_gpu == 1002
     assert deepseek.workload.moe is not None and deepseek.workload.moe.expert_parallel == 64
     reasons = {row.reason for row in skipped}
-    # the LoRA rows of models whose benchmark configuration is read are scored; Qwen2.5 has
-    # no named architecture
+    # the LoRA rows of models whose benchmark configuration is read are scored, Qwen2.5's
+    # with its own: rank 16 on the seven projections, the 32B's with every block recomputed
     assert not any("fine-tuning" in reason for reason in reasons)
-    assert "Qwen2.5 7B: no named architecture" in reasons
+    qwen = by_run["automodel_cb9765441e51_Qwen2.5 32B 2-node_DGX-H100_BF16_16gpu_r6_lora"]
+    assert qwen.workload.lora is not None and qwen.workload.lora.rank == 16
+    assert (qwen.workload.layers, qwen.workload.ffn_size, qwen.workload.kv_heads) == (64, 27648, 8)
+    full = RECOMPUTE_MODES.index(Recompute.FULL)
+    assert qwen.layout is not None and set(qwen.layout.recompute) == {full}
+    seven = by_run["automodel_cb9765441e51_Qwen2.5 7B_DGX-H100_BF16_1gpu_r2_lora"]
+    assert (seven.workload.hidden_size, seven.workload.vocab_size) == (3584, 152064)
     # Nemotron 3 Super's release-26.02 row: LatentMoE, no multi-token prediction (AutoModel's
     # came later); Ultra's configuration is in no sourced file
     nemotron = by_run[
