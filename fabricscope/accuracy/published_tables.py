@@ -69,6 +69,9 @@ class Table:
     # LoRA row is scored only where its benchmark configuration is read
     lora_of: dict[str, tuple[LoRA, Recompute | None]] = field(default_factory=dict)
     lora_note: str = ""
+    # the activation recompute a pre-training row's benchmark configuration states, by model
+    # name and GPU count, with the configuration's name (the rest: searched)
+    recompute_of: dict[tuple[str, int], tuple[Recompute, str]] = field(default_factory=dict)
     # why the table's fine-tuning rows are not scored ("": they are)
     fine_tuning_gap: str = ""
     # the FP8 recipe a plain "FP8" label stands for in this table, and why
@@ -276,6 +279,40 @@ AUTOMODEL_TABLE = Table(
         "LoRA rank 16 on the seven *_proj matrices of every layer (NeMo AutoModel's "
         "llm_benchmark peft configurations @36044ad3d139)"
     ),
+    # the pre-training configurations the table lists, at the table's own commit
+    # (examples/llm_benchmark/ @cb9765441e51, each with the row's batch, PP and EP): every one
+    # sets distributed.activation_checkpointing: true, which wraps every transformer block
+    # (and MTP block) in a checkpoint (components/moe/parallelizer.py apply_ac; the dense
+    # FSDP2 path alike, components/distributed/config.py: "True keeps the existing full
+    # activation checkpointing behavior"): full recompute. DeepSeek-V3's 1,024-GPU
+    # configuration (deepseek_v3_te_deepep_1024.yaml) sets none (the default, off)
+    recompute_of={
+        (model, gpus): (kind, f"examples/llm_benchmark/{path} @cb9765441e51")
+        for model, gpus, kind, path in (
+            (
+                "Nemotron V3 Super 120B (26.02)",
+                64,
+                Recompute.FULL,
+                "nemotron/nemotron_super_v3_te_deepep.yaml",
+            ),
+            (
+                "Nemotron V3 Nano 30B (26.02)",
+                8,
+                Recompute.FULL,
+                "nemotron/nemotron_nano_v3_te_deepep.yaml",
+            ),
+            ("DeepSeek V3 671B", 256, Recompute.FULL, "deepseek/deepseek_v3_te_deepep.yaml"),
+            ("DeepSeek V3 671B", 1024, Recompute.NONE, "deepseek/deepseek_v3_te_deepep_1024.yaml"),
+            ("Kimi K2", 256, Recompute.FULL, "kimi/kimi_k2_te_deepep.yaml"),
+            ("Qwen3 MoE 30B", 8, Recompute.FULL, "qwen/qwen3_moe_30b_te_deepep.yaml"),
+            (
+                "Llama3 70B",
+                64,
+                Recompute.FULL,
+                "llama3_3/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml",
+            ),
+        )
+    },
 )
 
 
@@ -737,6 +774,9 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     )
 
     recompute = Recompute(row[table.recompute_column]) if table.recompute_column else None
+    configured = table.recompute_of.get((model, n_gpus)) if task == PRETRAIN else None
+    if configured is not None:
+        stated_recompute = configured[0]
     recompute = stated_recompute or recompute
     block_share: float | None = None
     if bench_recipe is not None and recompute is None:
@@ -745,7 +785,11 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         )
     elif recompute is not None:
         recompute_note = f"activation recompute {recompute.value}, from the " + (
-            "benchmark's configuration" if stated_recompute else "row"
+            f"benchmark's configuration ({configured[1]})"
+            if configured is not None
+            else "benchmark's configuration"
+            if stated_recompute
+            else "row"
         )
     else:
         recompute_note = "activation recompute not stated: searched" + (

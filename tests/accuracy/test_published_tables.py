@@ -180,6 +180,14 @@ def test_automodel_rows_read_the_heading_and_the_printed_numbers():
     deepseek = by_run["automodel_cb9765441e51_DeepSeek V3 671B_DGX-H100_BF16_256gpu_r5"]
     assert deepseek.published_tokens_per_s_per_gpu == 1002
     assert deepseek.workload.moe is not None and deepseek.workload.moe.expert_parallel == 64
+    # the pre-training rows' recompute is their benchmark configuration's: every block
+    # checkpointed (activation_checkpointing: true), but at 1,024 GPUs none
+    full, none = (RECOMPUTE_MODES.index(kind) for kind in (Recompute.FULL, Recompute.NONE))
+    assert deepseek.layout is not None and set(deepseek.layout.recompute) == {full}
+    assert any("deepseek_v3_te_deepep.yaml @cb9765441e51" in n for n in deepseek.assumptions)
+    wide = by_run["automodel_cb9765441e51_DeepSeek V3 671B_DGX-H100_BF16_1024gpu_r4"]
+    assert wide.layout is not None and set(wide.layout.recompute) == {none}
+    assert llama.layout is not None and set(llama.layout.recompute) == {full}
     reasons = {row.reason for row in skipped}
     # the LoRA rows of models whose benchmark configuration is read are scored, Qwen2.5's
     # with its own: rank 16 on the seven projections, the 32B's with every block recomputed
@@ -187,7 +195,6 @@ def test_automodel_rows_read_the_heading_and_the_printed_numbers():
     qwen = by_run["automodel_cb9765441e51_Qwen2.5 32B 2-node_DGX-H100_BF16_16gpu_r6_lora"]
     assert qwen.workload.lora is not None and qwen.workload.lora.rank == 16
     assert (qwen.workload.layers, qwen.workload.ffn_size, qwen.workload.kv_heads) == (64, 27648, 8)
-    full = RECOMPUTE_MODES.index(Recompute.FULL)
     assert qwen.layout is not None and set(qwen.layout.recompute) == {full}
     seven = by_run["automodel_cb9765441e51_Qwen2.5 7B_DGX-H100_BF16_1gpu_r2_lora"]
     assert (seven.workload.hidden_size, seven.workload.vocab_size) == (3584, 152064)
