@@ -72,6 +72,11 @@ class Table:
     # the activation recompute a pre-training row's benchmark configuration states, by model
     # name and GPU count, with the configuration's name (the rest: searched)
     recompute_of: dict[tuple[str, int], tuple[Recompute, str]] = field(default_factory=dict)
+    # the expert-parallel size of a MoE row that prints none, from its benchmark configuration
+    # (by model name and GPU count), with the configuration's name
+    expert_parallel_of: dict[tuple[str, int], tuple[int, str]] = field(default_factory=dict)
+    # why a MoE row that prints no expert-parallel size and has no configuration read is out
+    no_expert_parallel: dict[str, str] = field(default_factory=dict)
     # why the table's fine-tuning rows are not scored ("": they are)
     fine_tuning_gap: str = ""
     # the FP8 recipe a plain "FP8" label stands for in this table, and why
@@ -311,6 +316,24 @@ AUTOMODEL_TABLE = Table(
                 Recompute.FULL,
                 "llama3_3/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml",
             ),
+            # sets no activation_checkpointing (FSDP2Config's default: off)
+            ("GPT-OSS 20B", 8, Recompute.NONE, "gpt_oss/gptoss_20b_te_deepep.yaml"),
+        )
+    },
+    # the GPT-OSS rows print "-" for EP; the 20B's listed configuration (the row's batch 256,
+    # local batch 2, FlexAttention and TE linears) sets distributed.ep_size: 8
+    expert_parallel_of={
+        ("GPT-OSS 20B", 8): (
+            8,
+            "examples/llm_benchmark/gpt_oss/gptoss_20b_te_deepep.yaml @cb9765441e51",
+        )
+    },
+    no_expert_parallel={
+        "GPT-OSS 120B": (
+            "its listed configuration at the table's commit (examples/llm_benchmark/gpt_oss/"
+            "gptoss_120b_te_deepep.yaml @cb9765441e51: ep_size 64) is not the row's run: local "
+            "batch 1 against the row's 2, TE attention and torch_mm experts against the row's "
+            "FlexAttention"
         )
     },
 )
@@ -851,14 +874,26 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     else:
         mtp_note = "multi-token prediction not stated: none modelled"
     if "moe" in fields:
+        configured_ep = table.expert_parallel_of.get((model, n_gpus)) if ep is None else None
+        if configured_ep is not None:
+            ep = configured_ep[0]
         if ep is None:
-            raise _Skip("an MoE row without its expert-parallel size")
+            raise _Skip(
+                "an MoE row without its expert-parallel size"
+                + (
+                    f": {table.no_expert_parallel[model]}"
+                    if model in table.no_expert_parallel
+                    else ""
+                )
+            )
         if (_int(row, "etp") or 1) != 1:
             raise _Skip("expert tensor parallelism > 1 is not modelled")
         fields["moe"] = {**fields["moe"], "expert_parallel": ep}
         notes += [
             TOKEN_DROP if "(tokendrop)" in model else "routing force-balanced (the table's note)",
-            f"expert parallel {ep}, from the row",
+            f"expert parallel {ep}, from the benchmark configuration ({configured_ep[1]})"
+            if configured_ep is not None
+            else f"expert parallel {ep}, from the row",
             mtp_note,
             (
                 f"MoE all-to-all overlap on in the benchmark configuration {bench_recipe.name}: "

@@ -206,9 +206,14 @@ def test_automodel_rows_read_the_heading_and_the_printed_numbers():
     assert nemotron.workload.moe is not None and nemotron.workload.moe.latent_size == 1024
     assert nemotron.workload.mtp_layers == 0 and not nemotron.workload.mtp_shared_layer
     assert any(r.startswith("Nemotron V3 Ultra 550B (26.04): its configuration") for r in reasons)
-    # GPT-OSS has an architecture now, but AutoModel's rows print no expert-parallel size
-    oss = {row.reason for row in skipped if "GPT-OSS" in row.run_id}
-    assert oss == {"an MoE row without its expert-parallel size"}
+    # AutoModel's GPT-OSS rows print no expert-parallel size: the 20B's is its listed
+    # configuration's (EP 8, no recompute); the 120B's configuration is not the row's run
+    oss = by_run["automodel_cb9765441e51_GPT-OSS 20B_DGX-H100_BF16_8gpu_r8"]
+    assert oss.workload.moe is not None and oss.workload.moe.expert_parallel == 8
+    assert any("gptoss_20b_te_deepep.yaml" in note for note in oss.assumptions)
+    assert oss.layout is not None and set(oss.layout.recompute) == {none}
+    (big,) = [row.reason for row in skipped if "GPT-OSS" in row.run_id]
+    assert big.startswith("an MoE row without its expert-parallel size: its listed config")
     # blind: no AutoModel row is fitted on
     assert not {c.run_id for c in cases} & {c.run_id for c in calibration_set()[0]}
 
