@@ -364,6 +364,9 @@ TORCHTITAN_TABLE = Table(
 
 
 NEMO_LONG_SEQUENCE = PUBLISHED / "nemo_performance_long_sequence.csv"
+# the same table's earlier printing of its DGX B200 rows (@14d427f575ee): each row's TP, CP and
+# DP and TFLOP/s as the later printing has them, with GPU counts that are their product
+NEMO_LONG_SEQUENCE_EARLIER = PUBLISHED / "nemo_performance_long_sequence_superseded_rows.csv"
 # NeMo's long-sequence table names its model and precision in each table's heading ("LLAMA2-7B
 # (FP8) - H100"), prints TFLOP/s per GPU, not tokens/s, and states the with-CP layout as TP, PP,
 # DP and CP with no micro-batch: its rows are read by nemo_long_sequence_cases
@@ -985,13 +988,45 @@ def torchtitan_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
     return table_cases(TORCHTITAN_TABLE)
 
 
+def _earlier_printing(
+    row: dict[str, str], earlier: list[dict[str, str]], layout: tuple[int, int, int, int]
+) -> tuple[int, str] | None:
+    """The GPU count of the table's earlier printing of a row (its GPU count, and the note
+    saying so), where that printing has the row's system, sequence length, batch, TP, CP,
+    DP (and PP 1) and TFLOP/s with CP, and GPUs equal to their product; else None."""
+    tp, pp, dp, cp = layout
+    for old in earlier:
+        same = (
+            old["system_from_heading"] == row["system_from_heading"]
+            and old["section"] == row["section"]
+            and old["seqlen_k"] == row["seqlen_k"]
+            and old["batch_size"] == row["batch_size"]
+            and (_int(old, "tp"), _int(old, "cp"), _int(old, "dp"), pp) == (tp, cp, dp, 1)
+            and _throughput(old, "tflops_gpu") == _throughput(row, "with_cp_tflops_gpu")
+        )
+        gpus = _int(old, "num_of_gpus")
+        if same and gpus == tp * pp * dp * cp:
+            return gpus, (
+                f"GPU count {gpus}, from the table's earlier printing (NVIDIA/NeMo "
+                f"{old['source_path']} @{old['commit'][:12]}, line {old['source_line']}: the "
+                f"row's layout, batch and {row['with_cp_tflops_gpu']} TFLOP/s on TP x DP x CP "
+                f"= {gpus} GPUs); this printing says {row['num_of_gpus']}, "
+                f"{(_int(row, 'num_of_gpus') or 0) / gpus:g} times its own TP x PP x DP x CP"
+            )
+    return None
+
+
 def nemo_long_sequence_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]:
     """NeMo's long-sequence table (blind): each row's with-CP run at its printed layout, its
-    TFLOP/s per GPU converted to tokens/s with NeMo's own FLOPs count; a row whose GPU count
-    is not TP x PP x DP x CP is left out, not fixed."""
+    TFLOP/s per GPU converted to tokens/s with NeMo's own FLOPs count. A row whose GPU count
+    is not TP x PP x DP x CP (the DGX B200 rows, 4x) takes the count of the table's earlier
+    printing where that printing has the same run with a consistent count; else it is left
+    out, not fixed."""
     table = NEMO_LONG_SEQUENCE_TABLE
     with table.path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
+    with NEMO_LONG_SEQUENCE_EARLIER.open(newline="", encoding="utf-8") as handle:
+        earlier = list(csv.DictReader(handle))
     cases: list[CalibrationCase] = []
     skipped: list[SkippedRow] = []
     for row in rows:
@@ -1003,11 +1038,16 @@ def nemo_long_sequence_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]
             seq_k, tflops = _int(row, "seqlen_k"), _throughput(row, "with_cp_tflops_gpu")
             if not (gpus and tp and pp and dp and cp and seq_k and tflops):
                 raise _Skip("a layout, length or throughput cell is empty")
+            count_note = None
             if gpus != tp * pp * dp * cp:
-                raise _Skip(
-                    f"the printed GPU count is {gpus / (tp * pp * dp * cp):g}x TP x PP x DP x CP "
-                    "in the same row (fixtures/SOURCES.md's caveat on this table): not fixed"
-                )
+                found = _earlier_printing(row, earlier, (tp, pp, dp, cp))
+                if found is None:
+                    raise _Skip(
+                        f"the printed GPU count is {gpus / (tp * pp * dp * cp):g}x TP x PP x DP "
+                        "x CP in the same row (fixtures/SOURCES.md's caveat on this table), and "
+                        "no earlier printing of the run has a consistent one: not fixed"
+                    )
+                gpus, count_note = found
             shape = table.architecture_of.get(model)
             if shape is None:
                 raise _Skip(table.why_unmapped(model))
@@ -1044,6 +1084,7 @@ def nemo_long_sequence_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]
             )
             if without is not None
             else "no without-CP figure printed",
+            *([count_note] if count_note else []),
         )
         cases.append(
             replace(

@@ -16,10 +16,12 @@ from fabricscope.accuracy.published_tables import (
     MEGATRON_BRIDGE,
     NEMO_2407,
     NEMO_LONG_SEQUENCE,
+    NEMO_LONG_SEQUENCE_EARLIER,
     NVFP4_MIXED,
     NVFP4_NOTE,
     TORCHTITAN,
     WITHOUT_CP_GAP,
+    _earlier_printing,
     _Skip,
     _throughput,
     automodel_cases,
@@ -446,15 +448,27 @@ def test_nemo_long_sequence_rows_are_cases_or_skipped_with_their_reason():
     cases, skipped = nemo_long_sequence_cases()
     assert len(cases) + len(skipped) == len(rows) == 17
     # the nine Llama 2 7B rows on DGX H100, whose GPUs are TP x PP x DP x CP, are scored; the
-    # eight Llama 3 8B rows on DGX B200 print 4x that many GPUs: left out, not fixed
-    assert len(cases) == 9
-    assert {c.workload.name.split(" ")[0] for c in cases} == {"LLAMA2-7B"}
-    assert {c.hardware["gpu_model"] for c in cases} == {"H100-SXM-80GB"}
-    assert len(skipped) == 8 and all("DGX-B200" in row.run_id for row in skipped)
-    assert {row.reason for row in skipped} == {
-        "the printed GPU count is 4x TP x PP x DP x CP in the same row (fixtures/SOURCES.md's "
-        "caveat on this table): not fixed"
-    }
+    # eight Llama 3 8B rows on DGX B200 print 4x that many GPUs, and take the GPU count of
+    # the table's earlier printing, where the same layouts and TFLOP/s have a consistent one
+    assert len(cases) == 17 and not skipped
+    b200 = [c for c in cases if c.hardware["gpu_model"] == "B200-SXM-180GB"]
+    assert {c.workload.name.split(" ")[0] for c in b200} == {"LLAMA3-8B"} and len(b200) == 8
+    assert sorted(c.n_gpus for c in b200) == [2, 4, 8, 16, 32, 64, 128, 256]
+    for case in b200:
+        assert case.layout is not None
+        layout = case.layout.tp * case.layout.pp * case.layout.cp
+        assert any(
+            "earlier printing" in note and "@14d427f575ee" in note for note in case.assumptions
+        )
+        assert case.n_gpus % int(layout[0]) == 0
+    # an earlier printing that disagrees (another TFLOP/s) fixes nothing
+    with NEMO_LONG_SEQUENCE.open(newline="", encoding="utf-8") as handle:
+        first_b200 = next(r for r in csv.DictReader(handle) if "B200" in r["section"])
+    with NEMO_LONG_SEQUENCE_EARLIER.open(newline="", encoding="utf-8") as handle:
+        earlier = list(csv.DictReader(handle))
+    assert _earlier_printing(first_b200, earlier, (1, 1, 2, 1)) is not None
+    other = [{**row, "tflops_gpu": "1,000"} for row in earlier]
+    assert _earlier_printing(first_b200, other, (1, 1, 2, 1)) is None
     for case in cases:
         assert case.workload.precision is Precision.FP8
         assert case.workload.fp8_recipe is Fp8Recipe.DELAYED
