@@ -843,6 +843,14 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         else "TP communication overlap not stated: not assumed",
         *([table.stack_note] if table.stack_note else []),
         *([] if table.micro_batch_column else ["micro-batch not stated by the table: searched"]),
+        *(
+            [
+                f"one of two runs the row prints in one cell ({row['paired_cell']}): the "
+                f"{label} run's figure, in the order the precision cell names the recipes"
+            ]
+            if row.get("paired_cell")
+            else []
+        ),
     ]
     if task == SFT:
         notes += ["full fine-tuning (SFT): every weight trained, costed as pre-training"]
@@ -944,10 +952,39 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     )
 
 
+# a cell holding a measurement and, in parentheses, another: "FP8-CS (FP8-MX)", "37556 (36108)"
+PAIRED = re.compile(r"\s*([^()]+?)\s*\(([^()]+)\)\s*")
+
+
+def _unpaired(row: dict[str, str]) -> list[dict[str, str]]:
+    """A row whose precision cell names two recipes ("FP8-CS (FP8-MX)") and whose throughput
+    cells hold one measurement of each in the same order ("37556 (36108)"), at one layout,
+    as the two runs it reports (Megatron-Bridge 25.11's Llama rows); any other row as it is.
+    A row with a paired layout cell, or paired figures without the recipes' names (25.09's),
+    is left whole: the harness refuses it with its reason."""
+    recipes = PAIRED.fullmatch(row.get("precision") or "")
+    figures = [
+        PAIRED.fullmatch(row.get(c) or "") for c in ("tokens_sec_gpu", "model_tflop_sec_gpu")
+    ]
+    layout = ("num_gpus", "gbs", "mbs", "sequence_length", "tp", "pp", "cp", "vp", "ep")
+    if recipes is None or figures[0] is None or any("(" in (row.get(c) or "") for c in layout):
+        return [row]
+    return [
+        {
+            **row,
+            "precision": recipes[which],
+            "tokens_sec_gpu": figures[0][which],
+            "model_tflop_sec_gpu": figures[1][which] if figures[1] else "",
+            "paired_cell": f"{row['precision']}: {row['tokens_sec_gpu']}",
+        }
+        for which in (1, 2)
+    ]
+
+
 def table_cases(table: Table) -> tuple[list[CalibrationCase], list[SkippedRow]]:
     """A table's pre-training rows as cases; every other row skipped with its reason."""
     with table.path.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+        rows = [run for row in csv.DictReader(handle) for run in _unpaired(row)]
     cases: list[CalibrationCase] = []
     skipped: list[SkippedRow] = []
     for row in rows:

@@ -24,6 +24,7 @@ from fabricscope.accuracy.published_tables import (
     _earlier_printing,
     _Skip,
     _throughput,
+    _unpaired,
     automodel_cases,
     benchmark_recipes,
     calibration_set,
@@ -55,7 +56,10 @@ def test_every_row_is_a_case_or_skipped_with_its_reason():
     with MEGATRON_BRIDGE.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     cases, skipped = megatron_bridge_cases()
-    assert len(cases) + len(skipped) == len(rows) == 260
+    # four rows of release 25.11 print two recipes' runs in one cell: eight runs
+    paired = [r for r in rows if r["precision"] == "FP8-CS (FP8-MX)"]
+    assert len(paired) == 4
+    assert len(cases) + len(skipped) == len(rows) + len(paired) and len(rows) == 260
     assert all(row.reason for row in skipped)
     reasons = {row.reason for row in skipped}
     # context-parallel rows are scored with their cp
@@ -423,12 +427,12 @@ def test_bridge_rows_run_the_settings_of_their_release_s_configuration_of_their_
     moe = [c for c in cases.values() if c.workload.moe is not None]
     overlapped = [c for c in moe if any("not applied" in a for a in c.assumptions)]
     assert overlapped and not any(c.workload.ep_comm_overlap for c in moe)
-    # 196 of the 224 scored rows find their release's configuration (release 25.11's and
+    # 202 of the 232 scored rows find their release's configuration (release 25.11's and
     # 26.02.01's others do not: run with settings their scripts do not state)
     matched = [
         c for c in cases.values() if any("s benchmark configuration " in a for a in c.assumptions)
     ]
-    assert (len(matched), len(cases)) == (196, 224)
+    assert (len(matched), len(cases)) == (202, 232)
 
 
 def test_a_row_its_table_marks_as_a_known_regression_is_left_out():
@@ -523,3 +527,22 @@ def test_nemo_s_flops_count_reproduces_nemo_24_07_s_tflops_from_its_tokens():
         per_token = nemo_llama_flops_per_token(shapes[row["model"]], int(row["sequence_length"]))
         tflops = float(row["tokens_sec_gpu"]) * per_token / 1e12
         assert tflops == pytest.approx(float(row["model_tflop_sec_gpu"]), rel=0.01), row["model"]
+
+
+def test_a_cell_with_two_recipes_runs_is_two_runs():
+    # | LLAMA3_8B | 8 | FP8-CS (FP8-MX) | 128 | 2 | 8192 | 1 | 1 | 1 | n/a | 1 | 37556 (36108) |
+    # 1933 (1858) |: 25.11's DGX-GB300 table, one layout, current scaling then MXFP8
+    by_run = {case.run_id: case for case in megatron_bridge_cases()[0]}
+    cs = by_run["mbridge_25.11_LLAMA3_8B_DGX-GB300_FP8-CS_8gpu_r1"]
+    mx = by_run["mbridge_25.11_LLAMA3_8B_DGX-GB300_FP8-MX_8gpu_r1"]
+    assert (cs.published_tokens_per_s_per_gpu, mx.published_tokens_per_s_per_gpu) == (37556, 36108)
+    assert (cs.workload.fp8_recipe, mx.workload.fp8_recipe) == (
+        Fp8Recipe.TENSORWISE,
+        Fp8Recipe.MXFP8,
+    )
+    assert any("one of two runs" in note and "37556 (36108)" in note for note in mx.assumptions)
+    # a row whose layout cell is paired, or whose recipes are not named, stays whole
+    row = {"precision": "FP8-CS (FP8-MX)", "tokens_sec_gpu": "1 (2)", "cp": "1 (2)"}
+    assert _unpaired(row) == [row]
+    unnamed = {"precision": "", "tokens_sec_gpu": "31357 (29925)"}
+    assert _unpaired(unnamed) == [unnamed]
