@@ -924,6 +924,19 @@ def _model_flops_step(workload: Workload) -> float:
     return model_flops_token * workload.batch_tokens
 
 
+def _routed_flops_step(workload: Workload) -> float:
+    """The routed experts' part of a step's model FLOPs (their GEMMs' forward and backward:
+    6 per weight and token, 4 with a frozen base under LoRA); 0 when dense."""
+    passes = 6.0 if workload.lora is None else 4.0
+    return passes * workload.routed_active_params * workload.batch_tokens
+
+
+def _load_imbalance(workload: Workload) -> float:
+    """The most-loaded expert-parallel rank's routed tokens over the mean (``moe.
+    load_imbalance``; 1 balanced, and for a dense model)."""
+    return 1.0 if workload.moe is None else workload.moe.load_imbalance
+
+
 def _stack_factor(workload: Workload, c: ModelConstants) -> float:
     """The software stack's compute efficiency over the fitted (Megatron-class) one."""
     return {
@@ -1063,6 +1076,14 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
     # attention's forward is a third of its forward and backward (4 of 12 l s h)
     attention = (1.0 + attention_share / 3.0) * attention_flops / bf16_rate
     others = recompute * ((flops - high) / linear_rate + (high - attention_flops) / bf16_rate)
+    # unbalanced routing: the most-loaded expert-parallel rank's routed GEMMs run longer by
+    # what it receives over the mean, and every rank waits on it (:func:`_routed_flops_step`)
+    others = (
+        others
+        + recompute
+        * ((_load_imbalance(workload) - 1.0) * _routed_flops_step(workload) * g.batch_scale)
+        / linear_rate
+    )
     compute = others + attention
     if not workload.flash_attention:
         # unfused attention moves its s x s scores through HBM: the fused scale-mask-softmax
@@ -1303,6 +1324,9 @@ def _ep_comm(
     # TP > 1): each rank dispatches s/t of them, then gathers over TP on NVLink; a LatentMoE
     # dispatches its latent (Megatron-Core token_dispatcher.py: hidden_dim = moe_latent_size)
     volume = g.b * s / (t * g.cp) * moe.top_k * workload.routed_width * g.beta * (ep - 1) / ep
+    # the most-loaded rank receives (dispatch) and returns (combine) load_imbalance times the
+    # mean, and each all-to-all ends with its largest transfer
+    volume = volume * moe.load_imbalance
     local = np.minimum(ep, domain / t)
     nvlink_part = (np.maximum(local, 1.0) - 1) / ep
     nic_part = np.maximum(0.0, ep - local) / ep

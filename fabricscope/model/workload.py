@@ -108,6 +108,15 @@ LATENT_SIZE = (
 )
 
 
+# MoE.load_imbalance: what a step waits on when routing is not balanced
+LOAD_IMBALANCE = (
+    "the routed tokens the most-loaded expert-parallel rank receives over the mean (1: "
+    "balanced, as NVIDIA's published benchmarks force it; a token-dropping capacity factor "
+    "caps it): that rank's routed-expert GEMMs and its all-to-all take this much longer, "
+    "and every rank waits on it at the combine; default 1"
+)
+
+
 class MoE(_Spec):
     """Mixture of experts: ``experts`` per MoE layer, each token routed to ``top_k``."""
 
@@ -120,6 +129,7 @@ class MoE(_Spec):
         default=None, ge=1, description="EP degree; default: experts up to the DP group"
     )
     latent_size: int | None = Field(default=None, gt=0, le=262_144, description=LATENT_SIZE)
+    load_imbalance: float = Field(default=1.0, ge=1.0, le=64.0, description=LOAD_IMBALANCE)
 
     @model_validator(mode="after")
     def _top_k_fits(self) -> Self:
@@ -557,6 +567,15 @@ class Workload(_Spec):
         shuffles move: a LatentMoE's latent, else the hidden size."""
         latent = self.moe.latent_size if self.moe is not None else None
         return latent or self.hidden_size
+
+    @property
+    def routed_active_params(self) -> float:
+        """The routed experts' weights a token passes through per step's forward: top-k
+        experts in each MoE layer it passes (multi-token prediction's among them); 0 when
+        dense."""
+        if self.moe is None:
+            return 0.0
+        return float(self.moe_layer_passes * self.moe.top_k * self._routed_expert_params())
 
     def _routed_expert_params(self) -> int:
         """One routed expert: its MLP on :attr:`routed_width` (a LatentMoE's latent)."""

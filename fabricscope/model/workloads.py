@@ -93,6 +93,17 @@ def parse_workload(fields: dict[str, Any], origin: str) -> Workload:
         raise WorkloadError(f"{origin}: {where}: {error['msg']}") from None
 
 
+def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``top``'s fields over ``base``'s; a nested object (``moe``, ``mamba``) merged field by
+    field, so a file may give ``{"moe": {"expert_parallel": 64}}`` over an architecture's
+    experts without restating them."""
+    merged = {**base, **top}
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merged[key] = {**base[key], **value}
+    return merged
+
+
 def load_workload(name_or_file: str) -> Workload:
     """A preset name, or a JSON file holding the Workload fields; a file with ``"preset"``
     starts from that preset (architecture and training plan) and changes only the fields it
@@ -126,7 +137,7 @@ def load_workload(name_or_file: str) -> Workload:
         if BATCH_FIELDS & fields.keys():
             for name in BATCH_FIELDS:
                 inherited.pop(name, None)
-        fields = {**inherited, "name": f"{base} ({path.stem})", **fields}
+        fields = _overlay({**inherited, "name": f"{base} ({path.stem})"}, fields)
     if shape is not None:
         # the model's shape from its source; the training plan is the file's to give
         named = architectures()
@@ -134,7 +145,7 @@ def load_workload(name_or_file: str) -> Workload:
             raise WorkloadError(
                 f"{path}: architecture: {shape!r} is not one of {', '.join(sorted(named))}"
             )
-        fields = {**named[shape]["fields"], "name": f"{shape} ({path.stem})", **fields}
+        fields = _overlay({**named[shape]["fields"], "name": f"{shape} ({path.stem})"}, fields)
     fields.setdefault("name", path.stem)
     return parse_workload(fields, str(path))
 
