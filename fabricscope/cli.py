@@ -879,10 +879,10 @@ def estimate(
         if usd_per_gpu_hour is not None:
             table = {**ESTIMATE_TABLE, "cost (USD)": lambda r: _usd(r["cost_usd"])}
             note = f"days: time to train; cost: GPU-hours x ${usd_per_gpu_hour:,.2f} per GPU-hour"
-        from fabricscope.model.error_bands import precision_notes
+        from fabricscope.model.error_bands import precision_notes, routing_notes
 
         gpus = [record.get("gpu_model") for record in records]
-        notes = [note, *precision_notes(job, gpus), *_band_notes(records)]
+        notes = [note, *precision_notes(job, gpus), *routing_notes(job), *_band_notes(records)]
         _print_records(table, records, job.name, notes, ESTIMATE_OPTIONAL)
         return
     columns = [
@@ -1818,10 +1818,14 @@ def rank(
         notes[1:1] = _serve_notes(records)
         _print_records(SERVE_TABLE, records, title, notes, SERVE_OPTIONAL, whole=True)
     else:
-        from fabricscope.model.error_bands import precision_notes
+        from fabricscope.model.error_bands import precision_notes, routing_notes
 
         gpus = [record.get("gpu_model") for record in records]
-        notes += [*precision_notes(request.workload, gpus), *_band_notes(records)]
+        notes += [
+            *precision_notes(request.workload, gpus),
+            *routing_notes(request.workload),
+            *_band_notes(records),
+        ]
         _print_records(RANK_TABLE, records, title, notes, RANK_OPTIONAL)
 
 

@@ -488,6 +488,24 @@ def precision_notes(workload: Workload, gpu_models: Iterable[str | None]) -> lis
     ]
 
 
+def routing_notes(workload: Workload) -> list[str]:
+    """What a MoE job's routing is costed as: balanced unless ``moe.load_imbalance`` says
+    otherwise; the bands are made of runs whose routing was force-balanced either way."""
+    if workload.moe is None:
+        return []
+    imbalance = workload.moe.load_imbalance
+    if imbalance == 1.0:
+        return [
+            "MoE routing costed as balanced, as NVIDIA's published MoE runs force it (the band "
+            "is made of them): give moe.load_imbalance, the most-loaded expert-parallel rank's "
+            "routed tokens over the mean, for a run that does not"
+        ]
+    return [
+        f"MoE routing imbalance {imbalance:g}: the most-loaded expert-parallel rank's routed "
+        "GEMMs and all-to-all set the step (the band is made of force-balanced runs)"
+    ]
+
+
 def band_for(gpu_model: str | None, workload: Workload) -> ErrorBand | None:
     """The band of ``workload`` trained on ``gpu_model`` (the stored table)."""
     return stored().band(job_cell(workload, generation_of(gpu_model)))

@@ -555,6 +555,26 @@ def test_an_invalid_setting_stops_estimate_too(tmp_path):
     assert "no_such_source" in done.stderr
 
 
+def test_estimate_a_moe_job_says_how_its_routing_is_costed(tmp_path):
+    """A MoE job is costed with balanced routing unless its file says otherwise, and the
+    estimate says which; an unbalanced one takes longer."""
+    hw = h100_cluster(tmp_path, 256)
+    done = fabricscope("estimate", "-w", "deepseek-v3", "--hardware", str(hw))
+    assert done.returncode == 0, done.stderr
+    assert "MoE routing costed as balanced" in " ".join(done.stdout.split())
+    skewed = tmp_path / "skewed.json"
+    skewed.write_text(json.dumps({"preset": "deepseek-v3", "moe": {"load_imbalance": 1.4}}))
+    done = fabricscope("estimate", "-w", str(skewed), "--hardware", str(hw))
+    assert done.returncode == 0, done.stderr
+    assert "MoE routing imbalance 1.4" in " ".join(done.stdout.split())
+    balanced = estimate_json(hw, "--layout", "tp=2,pp=8,dp=16", workload="deepseek-v3")
+    slower = estimate_json(hw, "--layout", "tp=2,pp=8,dp=16", workload=str(skewed))
+    assert slower[0]["step_time_s"] > balanced[0]["step_time_s"]
+    # a dense job says nothing of routing
+    dense = fabricscope("estimate", "-w", "llama3-8b", "--hardware", str(hw))
+    assert "routing" not in dense.stdout
+
+
 def test_estimate_an_nvfp4_job_says_what_it_runs_off_blackwell(tmp_path):
     """An NVFP4 job (a workload file) on GB300 and H100: FP4 on GB300, costed and banded as
     FP8 on H100 and said so; a 4-bit spelling the model does not cost is one line, exit 2."""
