@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from fabricscope.model.error_bands import routing_notes
 from fabricscope.model.scaling import (
     LayoutGrid,
     ModelConstants,
@@ -88,3 +89,11 @@ def test_a_workload_file_states_it_over_an_architecture_s_experts(tmp_path: Path
     )
     with pytest.raises(WorkloadError, match=r"moe\.load_imbalance"):
         load_workload(str(path))
+
+
+def test_the_notes_say_how_a_moe_jobs_routing_is_costed():
+    (balanced,) = routing_notes(moe_job())
+    assert balanced.startswith("MoE routing costed as balanced") and "load_imbalance" in balanced
+    (skewed,) = routing_notes(moe_job(load_imbalance=1.25))
+    assert skewed.startswith("MoE routing imbalance 1.25:")
+    assert routing_notes(moe_job().model_copy(update={"moe": None})) == []
