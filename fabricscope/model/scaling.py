@@ -24,7 +24,7 @@ from fabricscope.model.hardware import (
     HardwareProfiles,
     fabric_efficiency,
 )
-from fabricscope.model.workload import Fp8Recipe, Precision, Recompute, Stack, Workload
+from fabricscope.model.workload import Fp8Recipe, Mamba, Precision, Recompute, Stack, Workload
 
 RECOMPUTE_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
 # A100 SXM: 312 TFLOP/s BF16 over 2.039 TB/s of HBM (gpus.csv): the width constant's reference
@@ -1096,7 +1096,12 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
         scores_per_gpu = (workload.layers / g.p) * g.m * g.b * (workload.heads / t) * float(s) * s
         traffic = scores_per_gpu * per_score / (col["hbm_bytes_per_s"] * c.hbm_efficiency)
         compute, attention = compute + traffic, attention + traffic
-    compute = compute + _moe_permutation(workload, g, c) + _expert_gemm_calls(workload, g, c)
+    compute = (
+        compute
+        + _moe_permutation(workload, g, c)
+        + _expert_gemm_calls(workload, g, c)
+        + _mamba_traffic(workload, g, c)
+    )
     # uneven pipeline stages: every stage waits on the heaviest
     return _Compute(time=compute * g.imbalance, attention=attention * g.imbalance)
 
@@ -1130,6 +1135,92 @@ def _moe_permutation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     moe_layers = workload.moe_layer_passes
     elements = (g.m * moe_layers / g.p) * passes * tokens * moe.top_k * workload.routed_width
     return elements * PERMUTED_BYTES / (g.col["hbm_bytes_per_s"] * c.hbm_efficiency)
+
+
+def _mamba_bytes(mamba: Mamba, t: Array) -> tuple[Array, Array]:
+    """The HBM bytes per token of one Mamba-2 mixer's work outside its two projections'
+    GEMMs, (forward, backward), at TP ``t`` (heads and groups split over it): Megatron-Core's
+    training path (megatron/core/ssm/mamba_mixer.py ``_ssm_training`` @d98e8a64ddf3) copies
+    in_proj's output to batch-major, runs mamba_ssm's fused ``mamba_split_conv1d_scan_
+    combined`` (state-spaces/mamba mamba_ssm/ops/triton/ssd_combined.py
+    ``MambaSplitConv1dScanCombinedFn`` @e9594ce), copies its output back and norms it
+    (``self.norm``). Each kernel reads and writes its tensors once: the causal convolution
+    over x, B and C; the chunked scan's five kernels (``_chunk_cumsum_fwd``, ``_chunk_state_
+    fwd``, ``_state_passing_fwd``, ``_bmm_chunk_fwd``, ``_chunk_scan_fwd``), whose chunk states
+    (``H P N / Q`` per token) and ``C B^T`` blocks (``G Q`` per token) are FP32; and the
+    backward's recomputed convolution, states and ``C B^T``, its gradient kernels for z, the
+    states (and their passing back), x, B, C, ``C B^T`` and the decay, the two ``C B^T``
+    products' gradients and the convolution's. BF16 activations; dt's per-head scalars left
+    out."""
+    d = mamba.inner / t
+    bc = mamba.groups * mamba.state_size / t  # B (or C): groups x state
+    heads = mamba.heads / t
+    width = 2.0 * d + 2.0 * bc + heads  # in_proj's output: z, x, B, C, dt
+    conv = d + 2.0 * bc  # x, B and C, the convolution's channels
+    states = 4.0 * heads * mamba.head_dim * mamba.state_size / mamba.chunk_size  # FP32
+    cb = 4.0 * (mamba.groups / t) * mamba.chunk_size  # FP32 C B^T blocks
+    bf16 = 2.0
+    forward = (
+        bf16 * 2.0 * width  # in_proj's output to batch-major (read, write)
+        + bf16 * 2.0 * conv  # the causal convolution (read, write)
+        + bf16 * (bc + d)
+        + states  # chunk states: B, x in; states out
+        + 2.0 * states  # states passed between chunks (read, write)
+        + bf16 * 2.0 * bc
+        + cb  # C B^T: C, B in; blocks out
+        + cb
+        + bf16 * (2.0 * d + bc)
+        + states
+        + bf16 * 2.0 * d  # the scan: CB, x, z, C, states in; y, y unged out
+        + bf16 * 2.0 * d  # the output back to sequence-major (read, write)
+        + bf16 * 2.0 * d  # the norm (read, write)
+    )
+    backward = (
+        bf16 * 3.0 * d  # the norm's gradient: dy and y in, dx out
+        + bf16 * 2.0 * d  # the copy back's gradient
+        + bf16 * 2.0 * width  # in_proj's output gradient to sequence-major
+        + bf16 * 2.0 * conv  # the convolution, recomputed
+        + bf16 * 2.0 * bc
+        + cb
+        + bf16 * (bc + d)
+        + states
+        + 2.0 * states  # C B^T, states again
+        + bf16 * 6.0 * d  # dz: x, z, y, dy in; dz, dy out
+        + bf16 * (bc + d)
+        + states  # the states' gradient: C, dy in
+        + 3.0 * states  # passed back between chunks
+        + bf16 * 3.0 * d
+        + bf16 * bc
+        + cb
+        + states  # dx: x, B, dy, C B^T, dstates in; dx out
+        + bf16 * (d + 2.0 * bc)
+        + states  # dB: x, B, dstates in; dB out
+        + 1.5 * states
+        + bf16 * (d + 2.0 * bc)
+        + states / 2.0  # dC: states cast to BF16, read
+        + bf16 * 2.0 * d
+        + cb  # the C B^T gradient: x, dy in
+        + 2.0 * (bf16 * 3.0 * bc + cb)  # its products with C and with B into dB and dC
+        + bf16 * 2.0 * d
+        + cb  # the decay's gradient: x, dy, C B^T in
+        + bf16 * 3.0 * conv  # the convolution's gradient
+    )
+    return forward, backward
+
+
+def _mamba_traffic(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
+    """A hybrid's Mamba-2 mixers' memory-bound work (:func:`_mamba_bytes`), seconds per step
+    at ``hbm_efficiency`` of HBM bandwidth: each micro-batch's ``b·s/cp`` tokens through each
+    of the stage's Mamba-2 layers, forward and backward, and the forward again where a full
+    recompute covers the layer. Zero for a transformer."""
+    mamba = workload.mamba
+    if mamba is None:
+        return np.zeros_like(g.t * g.col["gpu_count"])
+    forward, backward = _mamba_bytes(mamba, g.t)
+    tokens = g.b * workload.seq_len / g.cp
+    per_token = forward * (1.0 + g.share) + backward
+    moved = (g.m * mamba.layers / g.p) * tokens * per_token
+    return moved / (g.col["hbm_bytes_per_s"] * c.hbm_efficiency)
 
 
 def _expert_gemm_calls(workload: Workload, g: _Grid, c: ModelConstants) -> Array:

@@ -104,3 +104,42 @@ def test_a_mamba_spec_refuses_groups_that_do_not_divide_its_heads():
 def test_serving_refuses_a_hybrid_it_would_cost_as_attention_on_every_layer():
     with pytest.raises(WorkloadError, match="hybrid Mamba-Transformer"):
         serving_architecture("nemotron-3-nano", 4096, "test")
+
+
+def _one_mamba_layer(**mamba: int) -> Workload:
+    """One MLP layer and one Mamba-2 layer: a dense hybrid (no expert shuffles)."""
+    return Workload(
+        name="one", layers=1, hidden_size=1024, heads=8, vocab_size=1000, seq_len=4096,
+        tokens=1e9, global_batch_size=8, micro_batch_size=1,
+        mamba={"layers": 1, "attention_layers": 0, "state_size": 128, "heads": 32,
+               "head_dim": 64, "groups": 8, "chunk_size": 128, **mamba},
+    )  # fmt: skip
+
+
+def test_a_mamba_mixers_memory_bound_work_is_compute_time_at_hbm_speed():
+    """The convolution, the chunked scan's kernels, the copies and the norm move bytes, not
+    FLOPs: halving the HBM efficiency adds exactly their time again; a transformer has none."""
+    from fabricscope.model.scaling import ModelConstants, _grid, _mamba_bytes, _mamba_traffic
+
+    hw = profiles(
+        [{"gpu_model": "H100-SXM-80GB", "gpu_count": 8, "gpus_per_node": 8,
+          "fabric_class": "infiniband", "fabric_gbps_per_gpu": 400}]
+    )  # fmt: skip
+    job, c = _one_mamba_layer(), ModelConstants()
+    layout = LayoutGrid.partial(job, 1, 1, 1, Recompute.NONE, 1)
+    traffic = _mamba_traffic(job, _grid(job, hw, layout, c), c)[0, 0]
+    assert traffic > 0.0
+    slow = ModelConstants(hbm_efficiency=c.hbm_efficiency / 2)
+    added = estimate(job, hw, layout, slow).compute_s[0] - estimate(job, hw, layout, c).compute_s[0]
+    assert added == pytest.approx(traffic)
+    # per token: the backward moves more than the forward; TP halves each GPU's share (its
+    # heads and groups), a full recompute moves the forward's bytes once more
+    forward, backward = _mamba_bytes(job.mamba, 1.0)  # type: ignore[arg-type]
+    assert 0.0 < forward < backward
+    half = _mamba_bytes(job.mamba, 2.0)  # type: ignore[arg-type]
+    assert half[0] == pytest.approx(forward / 2) and half[1] == pytest.approx(backward / 2)
+    full = LayoutGrid.partial(job, 1, 1, 1, Recompute.FULL, 1)
+    again = _mamba_traffic(job, _grid(job, hw, full, c), c)[0, 0]
+    assert again == pytest.approx(traffic * (2 * forward + backward) / (forward + backward))
+    dense = job.model_copy(update={"mamba": None})
+    assert _mamba_traffic(dense, _grid(dense, hw, layout, c), c)[0, 0] == 0.0
