@@ -1171,7 +1171,7 @@ def _mamba_bytes(mamba: Mamba, t: Array) -> tuple[Array, Array]:
         + cb
         + bf16 * (2.0 * d + bc)
         + states
-        + bf16 * 2.0 * d  # the scan: CB, x, z, C, states in; y, y unged out
+        + bf16 * 2.0 * d  # the scan: CB, x, z, C, states in; y and its ungated copy out
         + bf16 * 2.0 * d  # the output back to sequence-major (read, write)
         + bf16 * 2.0 * d  # the norm (read, write)
     )
