@@ -1160,50 +1160,38 @@ def _mamba_bytes(mamba: Mamba, t: Array) -> tuple[Array, Array]:
     states = 4.0 * heads * mamba.head_dim * mamba.state_size / mamba.chunk_size  # FP32
     cb = 4.0 * (mamba.groups / t) * mamba.chunk_size  # FP32 C B^T blocks
     bf16 = 2.0
-    forward = (
-        bf16 * 2.0 * width  # in_proj's output to batch-major (read, write)
-        + bf16 * 2.0 * conv  # the causal convolution (read, write)
-        + bf16 * (bc + d)
-        + states  # chunk states: B, x in; states out
-        + 2.0 * states  # states passed between chunks (read, write)
-        + bf16 * 2.0 * bc
-        + cb  # C B^T: C, B in; blocks out
-        + cb
-        + bf16 * (2.0 * d + bc)
-        + states
-        + bf16 * 2.0 * d  # the scan: CB, x, z, C, states in; y and its ungated copy out
-        + bf16 * 2.0 * d  # the output back to sequence-major (read, write)
-        + bf16 * 2.0 * d  # the norm (read, write)
+    # one term per kernel (or copy): what it reads and writes, in bytes per token
+    forward = sum(
+        (
+            bf16 * 2.0 * width,  # in_proj's output to batch-major (read, write)
+            bf16 * 2.0 * conv,  # the causal convolution (read, write)
+            bf16 * (bc + d) + states,  # chunk states: B, x in; states out
+            2.0 * states,  # states passed between chunks (read, write)
+            bf16 * 2.0 * bc + cb,  # C B^T: C, B in; blocks out
+            cb + bf16 * (2.0 * d + bc) + states + bf16 * 2.0 * d,  # the scan: y, ungated y out
+            bf16 * 2.0 * d,  # the output back to sequence-major (read, write)
+            bf16 * 2.0 * d,  # the norm (read, write)
+        )
     )
-    backward = (
-        bf16 * 3.0 * d  # the norm's gradient: dy and y in, dx out
-        + bf16 * 2.0 * d  # the copy back's gradient
-        + bf16 * 2.0 * width  # in_proj's output gradient to sequence-major
-        + bf16 * 2.0 * conv  # the convolution, recomputed
-        + bf16 * 2.0 * bc
-        + cb
-        + bf16 * (bc + d)
-        + states
-        + 2.0 * states  # C B^T, states again
-        + bf16 * 6.0 * d  # dz: x, z, y, dy in; dz, dy out
-        + bf16 * (bc + d)
-        + states  # the states' gradient: C, dy in
-        + 3.0 * states  # passed back between chunks
-        + bf16 * 3.0 * d
-        + bf16 * bc
-        + cb
-        + states  # dx: x, B, dy, C B^T, dstates in; dx out
-        + bf16 * (d + 2.0 * bc)
-        + states  # dB: x, B, dstates in; dB out
-        + 1.5 * states
-        + bf16 * (d + 2.0 * bc)
-        + states / 2.0  # dC: states cast to BF16, read
-        + bf16 * 2.0 * d
-        + cb  # the C B^T gradient: x, dy in
-        + 2.0 * (bf16 * 3.0 * bc + cb)  # its products with C and with B into dB and dC
-        + bf16 * 2.0 * d
-        + cb  # the decay's gradient: x, dy, C B^T in
-        + bf16 * 3.0 * conv  # the convolution's gradient
+    backward = sum(
+        (
+            bf16 * 3.0 * d,  # the norm's gradient: dy and y in, dx out
+            bf16 * 2.0 * d,  # the copy back's gradient
+            bf16 * 2.0 * width,  # in_proj's output gradient to sequence-major
+            bf16 * 2.0 * conv,  # the convolution, recomputed
+            bf16 * 2.0 * bc + cb,  # C B^T, recomputed
+            bf16 * (bc + d) + states + 2.0 * states,  # the states and their passing, again
+            bf16 * 6.0 * d,  # dz: x, z, y, dy in; dz, dy out
+            bf16 * (bc + d) + states,  # the states' gradient: C, dy in
+            3.0 * states,  # passed back between chunks
+            bf16 * (3.0 * d + bc) + cb + states,  # dx: x, B, dy, C B^T, dstates in; dx out
+            bf16 * (d + 2.0 * bc) + states,  # dB: x, B, dstates in; dB out
+            1.5 * states + bf16 * (d + 2.0 * bc) + states / 2.0,  # dC: states cast to BF16
+            bf16 * 2.0 * d + cb,  # the C B^T gradient: x, dy in
+            2.0 * (bf16 * 3.0 * bc + cb),  # its products with C and with B into dB and dC
+            bf16 * 2.0 * d + cb,  # the decay's gradient: x, dy, C B^T in
+            bf16 * 3.0 * conv,  # the convolution's gradient
+        )
     )
     return forward, backward
 
