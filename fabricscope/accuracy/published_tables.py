@@ -37,6 +37,17 @@ FAMILY = "megatron_bridge"
 
 
 @dataclass(frozen=True)
+class ListedConfiguration:
+    """A benchmark configuration a table lists for one of its rows: where it is and what it
+    states that the row does not print (its activation recompute; its expert-parallel size
+    where the row prints none)."""
+
+    source: str
+    recompute: Recompute
+    expert_parallel: int | None = None
+
+
+@dataclass(frozen=True)
 class Table:
     """How one recorded table's rows read: its family, model names and precision."""
 
@@ -69,12 +80,9 @@ class Table:
     # LoRA row is scored only where its benchmark configuration is read
     lora_of: dict[str, tuple[LoRA, Recompute | None]] = field(default_factory=dict)
     lora_note: str = ""
-    # the activation recompute a pre-training row's benchmark configuration states, by model
-    # name and GPU count, with the configuration's name (the rest: searched)
-    recompute_of: dict[tuple[str, int], tuple[Recompute, str]] = field(default_factory=dict)
-    # the expert-parallel size of a MoE row that prints none, from its benchmark configuration
-    # (by model name and GPU count), with the configuration's name
-    expert_parallel_of: dict[tuple[str, int], tuple[int, str]] = field(default_factory=dict)
+    # the benchmark configuration a pre-training row ran, by model name and GPU count, where
+    # the table lists it (the rest: recompute searched, EP from the row)
+    configuration_of: dict[tuple[str, int], ListedConfiguration] = field(default_factory=dict)
     # why a MoE row that prints no expert-parallel size and has no configuration read is out
     no_expert_parallel: dict[str, str] = field(default_factory=dict)
     # why the table's fine-tuning rows are not scored ("": they are)
@@ -223,6 +231,16 @@ def _automodel_heading(row: dict[str, str]) -> tuple[str, str]:
     return system.strip(), precision.strip()
 
 
+def _automodel_listed(
+    path: str, recompute: Recompute, expert_parallel: int | None = None
+) -> ListedConfiguration:
+    """One of the benchmark configurations NeMo AutoModel's table lists, read at the table's
+    own commit."""
+    return ListedConfiguration(
+        f"examples/llm_benchmark/{path} @cb9765441e51", recompute, expert_parallel
+    )
+
+
 AUTOMODEL_TABLE = Table(
     family="automodel",
     path=AUTOMODEL,
@@ -290,43 +308,33 @@ AUTOMODEL_TABLE = Table(
     # (and MTP block) in a checkpoint (components/moe/parallelizer.py apply_ac; the dense
     # FSDP2 path alike, components/distributed/config.py: "True keeps the existing full
     # activation checkpointing behavior"): full recompute. DeepSeek-V3's 1,024-GPU
-    # configuration (deepseek_v3_te_deepep_1024.yaml) sets none (the default, off)
-    recompute_of={
-        (model, gpus): (kind, f"examples/llm_benchmark/{path} @cb9765441e51")
-        for model, gpus, kind, path in (
-            (
-                "Nemotron V3 Super 120B (26.02)",
-                64,
-                Recompute.FULL,
-                "nemotron/nemotron_super_v3_te_deepep.yaml",
-            ),
-            (
-                "Nemotron V3 Nano 30B (26.02)",
-                8,
-                Recompute.FULL,
-                "nemotron/nemotron_nano_v3_te_deepep.yaml",
-            ),
-            ("DeepSeek V3 671B", 256, Recompute.FULL, "deepseek/deepseek_v3_te_deepep.yaml"),
-            ("DeepSeek V3 671B", 1024, Recompute.NONE, "deepseek/deepseek_v3_te_deepep_1024.yaml"),
-            ("Kimi K2", 256, Recompute.FULL, "kimi/kimi_k2_te_deepep.yaml"),
-            ("Qwen3 MoE 30B", 8, Recompute.FULL, "qwen/qwen3_moe_30b_te_deepep.yaml"),
-            (
-                "Llama3 70B",
-                64,
-                Recompute.FULL,
-                "llama3_3/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml",
-            ),
-            # sets no activation_checkpointing (FSDP2Config's default: off)
-            ("GPT-OSS 20B", 8, Recompute.NONE, "gpt_oss/gptoss_20b_te_deepep.yaml"),
-        )
-    },
-    # the GPT-OSS rows print "-" for EP; the 20B's listed configuration (the row's batch 256,
-    # local batch 2, FlexAttention and TE linears) sets distributed.ep_size: 8
-    expert_parallel_of={
-        ("GPT-OSS 20B", 8): (
-            8,
-            "examples/llm_benchmark/gpt_oss/gptoss_20b_te_deepep.yaml @cb9765441e51",
-        )
+    # configuration (deepseek_v3_te_deepep_1024.yaml) sets none (the default, off). The
+    # GPT-OSS rows print "-" for EP; the 20B's listed configuration (the row's batch 256,
+    # local batch 2, FlexAttention and TE linears) sets distributed.ep_size: 8 and no
+    # activation_checkpointing (FSDP2Config's default: off)
+    configuration_of={
+        ("Nemotron V3 Super 120B (26.02)", 64): _automodel_listed(
+            "nemotron/nemotron_super_v3_te_deepep.yaml", Recompute.FULL
+        ),
+        ("Nemotron V3 Nano 30B (26.02)", 8): _automodel_listed(
+            "nemotron/nemotron_nano_v3_te_deepep.yaml", Recompute.FULL
+        ),
+        ("DeepSeek V3 671B", 256): _automodel_listed(
+            "deepseek/deepseek_v3_te_deepep.yaml", Recompute.FULL
+        ),
+        ("DeepSeek V3 671B", 1024): _automodel_listed(
+            "deepseek/deepseek_v3_te_deepep_1024.yaml", Recompute.NONE
+        ),
+        ("Kimi K2", 256): _automodel_listed("kimi/kimi_k2_te_deepep.yaml", Recompute.FULL),
+        ("Qwen3 MoE 30B", 8): _automodel_listed(
+            "qwen/qwen3_moe_30b_te_deepep.yaml", Recompute.FULL
+        ),
+        ("Llama3 70B", 64): _automodel_listed(
+            "llama3_3/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml", Recompute.FULL
+        ),
+        ("GPT-OSS 20B", 8): _automodel_listed(
+            "gpt_oss/gptoss_20b_te_deepep.yaml", Recompute.NONE, expert_parallel=8
+        ),
     },
     no_expert_parallel={
         "GPT-OSS 120B": (
@@ -800,9 +808,9 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     )
 
     recompute = Recompute(row[table.recompute_column]) if table.recompute_column else None
-    configured = table.recompute_of.get((model, n_gpus)) if task == PRETRAIN else None
-    if configured is not None:
-        stated_recompute = configured[0]
+    listed = table.configuration_of.get((model, n_gpus)) if task == PRETRAIN else None
+    if listed is not None:
+        stated_recompute = listed.recompute
     recompute = stated_recompute or recompute
     block_share: float | None = None
     if bench_recipe is not None and recompute is None:
@@ -811,8 +819,8 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         )
     elif recompute is not None:
         recompute_note = f"activation recompute {recompute.value}, from the " + (
-            f"benchmark's configuration ({configured[1]})"
-            if configured is not None
+            f"benchmark's configuration ({listed.source})"
+            if listed is not None
             else "benchmark's configuration"
             if stated_recompute
             else "row"
@@ -885,9 +893,9 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     else:
         mtp_note = "multi-token prediction not stated: none modelled"
     if "moe" in fields:
-        configured_ep = table.expert_parallel_of.get((model, n_gpus)) if ep is None else None
-        if configured_ep is not None:
-            ep = configured_ep[0]
+        ep_source = "the row"
+        if ep is None and listed is not None and listed.expert_parallel is not None:
+            ep, ep_source = listed.expert_parallel, f"the benchmark configuration ({listed.source})"
         if ep is None:
             raise _Skip(
                 "an MoE row without its expert-parallel size"
@@ -902,9 +910,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         fields["moe"] = {**fields["moe"], "expert_parallel": ep}
         notes += [
             TOKEN_DROP if "(tokendrop)" in model else "routing force-balanced (the table's note)",
-            f"expert parallel {ep}, from the benchmark configuration ({configured_ep[1]})"
-            if configured_ep is not None
-            else f"expert parallel {ep}, from the row",
+            f"expert parallel {ep}, from {ep_source}",
             mtp_note,
             (
                 f"MoE all-to-all overlap on in the benchmark configuration {bench_recipe.name}: "
