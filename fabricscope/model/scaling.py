@@ -114,7 +114,7 @@ class ModelConstants:
     # eta_max and w_half fitted globally on the published runs (fabricscope/accuracy/validation.py,
     # docs/MODEL.md)
     eta_compute_max: float = _constant(
-        0.6546, "fitted", "fit_constants on the published runs (docs/MODEL.md)"
+        0.6530, "fitted", "fit_constants on the published runs (docs/MODEL.md)"
     )
     matrix_width_half: float = _constant(
         190.358, "fitted", "fit_constants on the published runs (docs/MODEL.md)"
@@ -123,7 +123,7 @@ class ModelConstants:
     # peak, beyond what the GPU's measured FP8 and BF16 matmul ceilings explain; fitted with
     # the two above on NeMo 24.07's H100 FP8 rows (prior FP8_EFFICIENCY_PRIOR)
     fp8_efficiency_factor: float = _constant(
-        0.9502, "fitted", "fit_constants on NeMo 24.07's H100 FP8 rows"
+        0.9565, "fitted", "fit_constants on NeMo 24.07's H100 FP8 rows"
     )
     # software stack (Workload.stack), compute efficiency over the fitted one (megatron's):
     # fsdp: none measured (llm-foundry's 78 fitted FSDP rows come out -0.8% signed median,
@@ -223,7 +223,7 @@ class ModelConstants:
     alltoall_efficiency: float = _constant(0.8, "prior", "model-notes 4.4")
     # DP gradient sync hidden under backward (prior 0.8-0.9, model-notes 4.6)
     dp_overlap: float = _constant(
-        0.85, "fitted", "fit_constants on the published runs; prior 0.8-0.9 (model-notes 4.6)"
+        0.864, "fitted", "fit_constants on the published runs; prior 0.8-0.9 (model-notes 4.6)"
     )
     # SM time lost to overlapped collectives: NVLink 0.15, NIC 0.02 (Calculon [R2])
     overlap_sm_contention: float = _constant(
@@ -1317,6 +1317,7 @@ class _Parameters:
     ep: Array  # expert-parallel ranks
     edp: Array  # expert-data-parallel ranks: each expert's copies
     here: Array  # parameters one GPU holds
+    experts: Array  # the routed experts' among them, whose gradients reduce over edp ranks
     sharded: Array  # what one optimizer shard holds once ZeRO splits each part over its group
     lora: Array  # a LoRA job's trainable adapters per GPU
 
@@ -1343,9 +1344,38 @@ def _parameters(workload: Workload, g: _Grid) -> _Parameters:
         ep=ep,
         edp=edp,
         here=dense_here + experts_here,
+        experts=experts_here,
         sharded=dense_here / dp + experts_here / edp,
         lora=workload.trainable_params / (t * p),
     )
+
+
+def _expert_group(g: _Grid, c: ModelConstants, params: _Parameters) -> tuple[Array, Array, Array]:
+    """The routed experts' expert-data-parallel group, as a ring: (ranks, bus, step latency).
+
+    Megatron-Core lays the expert grid over a stage's ``t·dp`` consecutive ranks (expert TP
+    1, expert ranks innermost: ``parallel_state.py``'s expert rank generator, order
+    tp-cp-ep-dp-pp), as NeMo AutoModel's FSDP2 shards the experts over its ``ep_shard``
+    mesh (``components/moe/parallelizer.py``), so an expert's ``edp`` copies sit ``ep`` ranks
+    apart: a node of ``per_node`` GPUs holds ``per_node / ep`` of them, and at ``ep`` of a
+    node or more, one. Each GPU then reduces (or gathers) its experts over its own NIC: the
+    node's NICs do not share that group's traffic as they share the dense part's
+    (:func:`_dp_comm`). At ``edp`` 1 each expert has one copy and nothing to reduce."""
+    dp, t, per_node = g.dp * g.cp, g.t, g.col["gpus_per_node"]
+    edp = params.edp
+    per_node_copies = np.clip(np.minimum(per_node, t * dp) / params.ep, 1.0, np.maximum(edp, 1.0))
+    return (edp, *_node_ring(g, c, edp, per_node_copies))
+
+
+def _node_ring(g: _Grid, c: ModelConstants, ranks: Array, per_node: Array) -> tuple[Array, Array]:
+    """A ring of ``ranks`` GPUs, ``per_node`` of them in each node: (bus bandwidth, step
+    latency). Inside one node, NVLink; across nodes, the node's ``per_node`` NICs share the
+    traffic that crosses it, up to NVLink's bandwidth, at the fabric's step latency."""
+    nodes = np.ceil(ranks / per_node)
+    bus = np.where(
+        nodes > 1, np.minimum(g.nvlink_bus, per_node * g.fabric_bus(nodes)), g.nvlink_bus
+    )
+    return bus, np.where(nodes > 1, g.net_step, c.nvlink_step_latency_s)
 
 
 def _dp_comm(
@@ -1355,16 +1385,22 @@ def _dp_comm(
     # the gradients are reduced over the data-parallel-with-context group, dp x cp ranks
     dp, t, p, per_node = g.dp * g.cp, g.t, g.p, g.col["gpus_per_node"]
     dp_per_node = np.maximum(1.0, np.minimum(dp, per_node / np.minimum(t * p, per_node)))
-    dp_nodes = np.ceil(dp / dp_per_node)
-    dp_bus = np.where(
-        dp_nodes > 1,
-        np.minimum(g.nvlink_bus, dp_per_node * g.fabric_bus(dp_nodes)),
-        g.nvlink_bus,
-    )
-    dp_latency = np.where(dp_nodes > 1, g.net_step, c.nvlink_step_latency_s)
+    dp_bus, dp_latency = _node_ring(g, c, dp, dp_per_node)
     shard_params = params.lora if workload.lora is not None else params.here
     grad_bytes = shard_params * 2.0
     backward = compute * 2.0 / 3.0
+    # a MoE's routed experts are sharded and reduced over their own copies
+    # (:func:`_expert_group`): their gather (a reduce-scatter is the same ring) and all-reduce
+    dense_here = params.here - params.experts
+    edp, edp_bus, edp_latency = _expert_group(g, c, params)
+    base = c.collective_base_latency_s
+    routed = params.experts > 0
+    expert_gather = np.where(
+        routed, _ring_gather(params.experts * 2.0, edp, edp_bus, edp_latency, base), 0.0
+    )
+    expert_reduce = np.where(
+        routed, _ring_allreduce(params.experts * 2.0, edp, edp_bus, edp_latency, base), 0.0
+    )
     if workload.zero_stage == 3:
         # FSDP gathers the weights for the forward and again for the backward of every
         # micro-batch, layer by layer, and reduce-scatters the gradients once per step;
@@ -1372,10 +1408,12 @@ def _dp_comm(
         # shards and gathers every weight, a LoRA job's frozen base too (FSDP2's
         # fully_shard wraps the module's parameters whether they train or not); only the
         # adapters' gradients are reduced
-        gather = _ring_gather(
-            params.here * 2.0, dp, dp_bus, dp_latency, c.collective_base_latency_s
+        gather = _ring_gather(dense_here * 2.0, dp, dp_bus, dp_latency, base) + expert_gather
+        reduce = (
+            _ring_gather(grad_bytes, dp, dp_bus, dp_latency, base)
+            if workload.lora is not None
+            else _ring_gather(dense_here * 2.0, dp, dp_bus, dp_latency, base) + expert_gather
         )
-        reduce = _ring_gather(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
         dp_time = (
             2.0 * g.m * gather
             + reduce
@@ -1383,8 +1421,17 @@ def _dp_comm(
         )
         dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * compute)
     else:
-        dp_time = _ring_allreduce(grad_bytes, dp, dp_bus, dp_latency, c.collective_base_latency_s)
-        dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * backward)
+        # a LoRA job reduces its adapters only
+        dp_time = (
+            _ring_allreduce(grad_bytes, dp, dp_bus, dp_latency, base)
+            if workload.lora is not None
+            else _ring_allreduce(dense_here * 2.0, dp, dp_bus, dp_latency, base) + expert_reduce
+        )
+        # Megatron-Core reduces the gradients in the backward of each step's last micro-batch
+        # only (the schedules run the others under ``no_sync``), or, interleaved, of each
+        # model chunk's last micro-batch: the last group of ``p`` micro-batches
+        window = backward * np.minimum(1.0, np.where(g.v > 1, g.p, 1.0) / g.m)
+        dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * window)
     return dp_time, dp_exposed
 
 
