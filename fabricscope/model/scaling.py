@@ -1386,33 +1386,28 @@ def _dp_comm(
     dp, t, p, per_node = g.dp * g.cp, g.t, g.p, g.col["gpus_per_node"]
     dp_per_node = np.maximum(1.0, np.minimum(dp, per_node / np.minimum(t * p, per_node)))
     dp_bus, dp_latency = _node_ring(g, c, dp, dp_per_node)
-    shard_params = params.lora if workload.lora is not None else params.here
-    grad_bytes = shard_params * 2.0
-    backward = compute * 2.0 / 3.0
-    # a MoE's routed experts are sharded and reduced over their own copies
-    # (:func:`_expert_group`): their gather (a reduce-scatter is the same ring) and all-reduce
-    dense_here = params.here - params.experts
-    edp, edp_bus, edp_latency = _expert_group(g, c, params)
     base = c.collective_base_latency_s
+    # the dense part's weights (and gradients) go over the dp group; a MoE's routed experts
+    # over their own copies (:func:`_expert_group`), a reduce-scatter the same ring as a
+    # gather; a LoRA job reduces only its adapters' gradients, over dp
+    dense_bytes = (params.here - params.experts) * 2.0
+    expert_bytes = params.experts * 2.0
+    edp, edp_bus, edp_latency = _expert_group(g, c, params)
     routed = params.experts > 0
-    expert_gather = np.where(
-        routed, _ring_gather(params.experts * 2.0, edp, edp_bus, edp_latency, base), 0.0
-    )
-    expert_reduce = np.where(
-        routed, _ring_allreduce(params.experts * 2.0, edp, edp_bus, edp_latency, base), 0.0
-    )
+    lora_bytes = params.lora * 2.0
     if workload.zero_stage == 3:
         # FSDP gathers the weights for the forward and again for the backward of every
         # micro-batch, layer by layer, and reduce-scatters the gradients once per step;
         # the gathers are prefetched under the whole compute, not only the backward. It
         # shards and gathers every weight, a LoRA job's frozen base too (FSDP2's
-        # fully_shard wraps the module's parameters whether they train or not); only the
-        # adapters' gradients are reduced
-        gather = _ring_gather(dense_here * 2.0, dp, dp_bus, dp_latency, base) + expert_gather
+        # fully_shard wraps the module's parameters whether they train or not)
+        gather = _ring_gather(dense_bytes, dp, dp_bus, dp_latency, base) + np.where(
+            routed, _ring_gather(expert_bytes, edp, edp_bus, edp_latency, base), 0.0
+        )
         reduce = (
-            _ring_gather(grad_bytes, dp, dp_bus, dp_latency, base)
+            _ring_gather(lora_bytes, dp, dp_bus, dp_latency, base)
             if workload.lora is not None
-            else _ring_gather(dense_here * 2.0, dp, dp_bus, dp_latency, base) + expert_gather
+            else gather
         )
         dp_time = (
             2.0 * g.m * gather
@@ -1421,15 +1416,16 @@ def _dp_comm(
         )
         dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * compute)
     else:
-        # a LoRA job reduces its adapters only
         dp_time = (
-            _ring_allreduce(grad_bytes, dp, dp_bus, dp_latency, base)
+            _ring_allreduce(lora_bytes, dp, dp_bus, dp_latency, base)
             if workload.lora is not None
-            else _ring_allreduce(dense_here * 2.0, dp, dp_bus, dp_latency, base) + expert_reduce
+            else _ring_allreduce(dense_bytes, dp, dp_bus, dp_latency, base)
+            + np.where(routed, _ring_allreduce(expert_bytes, edp, edp_bus, edp_latency, base), 0.0)
         )
         # Megatron-Core reduces the gradients in the backward of each step's last micro-batch
         # only (the schedules run the others under ``no_sync``), or, interleaved, of each
         # model chunk's last micro-batch: the last group of ``p`` micro-batches
+        backward = compute * 2.0 / 3.0
         window = backward * np.minimum(1.0, np.where(g.v > 1, g.p, 1.0) / g.m)
         dp_exposed = np.maximum(0.0, dp_time - c.dp_overlap * window)
     return dp_time, dp_exposed
