@@ -508,16 +508,34 @@ NVFP4_NOTE = (
     "the embedding and output layers in BF16"
 )
 
-# models whose NVFP4 benchmark runs mix precisions by layer and module, which the model cannot
-# state (one precision for every linear layer): left out with the recipe's words
-NVFP4_MIXED = {
-    "Nemotron_3_Super": (
-        "its NVFP4 recipe keeps the last 14 layers in BF16 (26.04: scripts/performance/configs/"
-        "nemotronh/nemotron_3_llm_pretrain.py @v0.4.0) and from 26.04.01 also attention's "
-        "projections, the latent projections and the multi-token prediction block in BF16 and the "
-        "Mamba output projections in MXFP8 (te_quant.cfg @v0.4.2), where the model costs every "
-        "linear layer at one precision"
-    ),
+# models whose NVFP4 benchmark recipe keeps layers and modules off NVFP4, by release: the
+# workload's layer_precision and the recipe's words (a release not listed is left out)
+_SUPER_NVFP4 = (
+    "its NVFP4 recipe keeps the last 14 of the 88 layers in BF16 (first_last_layers_bf16, "
+    "num_layers_at_end_in_bf16 14, none at the start: set_nemotron_3_super_common_configs in "
+    "scripts/performance/configs/nemotronh/nemotron_3_llm_pretrain.py @{tag}), 6 Mamba-2, 7 "
+    "MoE and 1 attention layer of its pattern, and in the other layers the attention and "
+    "latent projections and the multi-token-prediction block in BF16 and the Mamba-2 output "
+    "projections in MXFP8 (te_quant.cfg @{tag}: *.linear_qkv, *.linear_proj, "
+    "*mlp.fc[12]_latent_proj, mtp.* bf16; *mixer.out_proj mxfp8)"
+)
+NVFP4_LAYER_PRECISION: dict[str, dict[str, tuple[dict[str, object], str]]] = {
+    "Nemotron_3_Super": {
+        release: (
+            {
+                "bf16_last_layers": 14,
+                "bf16_modules": ["attention", "latent", "mtp"],
+                "fp8_modules": ["mamba_out"],
+            },
+            _SUPER_NVFP4.format(tag=tag),
+        )
+        for release, tag in (
+            ("26.04", "v0.4.0"),
+            ("26.04.01", "v0.4.2"),
+            ("26.06", "v0.5.0"),
+            ("26.06.01", "v0.5.1"),
+        )
+    },
 }
 
 
@@ -769,8 +787,15 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     if label not in PRECISIONS:
         raise _Skip(f"precision {label}: not modelled")
     precision, recipe = PRECISIONS[label]
-    if precision is Precision.NVFP4 and model in NVFP4_MIXED:
-        raise _Skip(f"precision {label}: {NVFP4_MIXED[model]}")
+    layer_precision: dict[str, object] | None = None
+    if precision is Precision.NVFP4 and model in NVFP4_LAYER_PRECISION:
+        mixed = NVFP4_LAYER_PRECISION[model].get(row["release"])
+        if mixed is None:
+            raise _Skip(
+                f"precision {label}: the release's NVFP4 recipe for {model} (layers kept in "
+                "BF16) is not read"
+            )
+        layer_precision, layer_note = mixed
     if precision is Precision.FP8 and recipe is None:
         recipe, why = table.plain_fp8
         fp8_note = f"precision {label}: FP8 recipe {recipe.value} ({why})"
@@ -838,7 +863,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         f"{fp8_note}; the linear layers' GEMMs in FP8, attention and the embedding and "
         "output layers in BF16"
         if precision is Precision.FP8
-        else NVFP4_NOTE
+        else NVFP4_NOTE + (f"; {layer_note}" if layer_precision is not None else "")
         if precision is Precision.NVFP4
         else "BF16",
         recompute_note,
@@ -930,6 +955,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         micro_batch_size=mbs,
         precision=precision,
         **({"fp8_recipe": recipe} if precision is Precision.FP8 else {}),
+        layer_precision=layer_precision,
         zero_stage=3 if fsdp else 1,
         stack=table.stack_of(row) if table.stack_of else table.stack,
         tokens=1e12,  # time-to-train is not scored; step time does not depend on it

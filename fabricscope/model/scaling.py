@@ -955,14 +955,26 @@ def _high_precision_flops_step(workload: Workload) -> float:
     skips the output layer (train_configs/llama3_8b.toml filter_fqns = ["output"]). A
     hybrid's SSD scans run in mamba_ssm's Triton kernels, not in Transformer Engine's FP8
     linears: at BF16 too. Each multi-token-prediction depth's pass of the output layer is
-    one more LM head."""
-    passes = 6.0 if workload.lora is None else 4.0  # frozen base: no weight gradients
+    one more LM head. A ``layer_precision`` adds the linear layers it keeps in BF16."""
+    passes = _weight_passes(workload)
     per_token = (
         workload.attention_flops_per_token
         + workload.ssm_scan_flops_per_token
-        + passes * (workload.embedding_params + workload.mtp_head_params)
+        + passes
+        * (workload.embedding_params + workload.mtp_head_params + workload.linear_params_bf16)
     )
     return per_token * workload.batch_tokens
+
+
+def _weight_passes(workload: Workload) -> float:
+    """Matrix FLOPs per weight and token of a step: 6 (forward, and the backward's two
+    GEMMs), 4 over a LoRA job's frozen base (no weight gradients)."""
+    return 6.0 if workload.lora is None else 4.0
+
+
+def _fp8_flops_step(workload: Workload) -> float:
+    """The part of an nvfp4 job's step that its ``layer_precision`` runs in FP8 (MXFP8)."""
+    return _weight_passes(workload) * workload.linear_params_fp8 * workload.batch_tokens
 
 
 def _fp8_recipe_factor(workload: Workload, col: dict[str, Array], c: ModelConstants) -> Array:
@@ -1075,7 +1087,14 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
         linear_rate = bf16_rate
     # attention's forward is a third of its forward and backward (4 of 12 l s h)
     attention = (1.0 + attention_share / 3.0) * attention_flops / bf16_rate
-    others = recompute * ((flops - high) / linear_rate + (high - attention_flops) / bf16_rate)
+    # an nvfp4 job's linear layers its layer_precision runs in FP8 (MXFP8: at per-tensor
+    # FP8's rate, as an MXFP8 job's, :func:`_fp8_recipe_factor`)
+    mid = _fp8_flops_step(workload) * g.batch_scale
+    others = recompute * (
+        (flops - high - mid) / linear_rate
+        + mid * _nvfp4_gain(workload, col, c) / linear_rate
+        + (high - attention_flops) / bf16_rate
+    )
     # unbalanced routing: the most-loaded expert-parallel rank's routed GEMMs run longer by
     # what it receives over the mean, and every rank waits on it (:func:`_routed_flops_step`)
     others = (

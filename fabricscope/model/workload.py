@@ -26,7 +26,8 @@ class Precision(StrEnum):
     # "nvfp4"): the linear layers' three GEMMs take E2M1 values with an E4M3 scale per 16
     # (weights in 16x16 blocks), random Hadamard transforms on the weight-gradient inputs and
     # stochastic rounding of the gradients, on Blackwell's FP4 tensor cores; attention, the
-    # embeddings, the output layer and a MoE router stay in BF16, as in an FP8 job
+    # embeddings, the output layer and a MoE router stay in BF16, as in an FP8 job, and so does
+    # the multi-token-prediction block (Megatron-Core runs no FP4 in it)
     NVFP4 = "nvfp4"
 
 
@@ -138,6 +139,11 @@ class MoE(_Spec):
         return self
 
 
+# Mamba.pattern's letters (Megatron-Core's hybrid_layer_pattern): a Mamba-2 layer, an
+# attention layer, an MLP, an MoE layer
+HYBRID_LAYER_KINDS = ("M", "*", "-", "E")
+
+
 class Mamba(_Spec):
     """A hybrid Mamba-Transformer's state-space layers (Nemotron-H, Nemotron 3): Mamba-2
     mixers (Dao & Gu 2024, arXiv:2405.21060) beside attention, as Megatron-Core's hybrid
@@ -159,11 +165,36 @@ class Mamba(_Spec):
     groups: int = Field(default=1, gt=0, le=4096, description="B and C groups (ngroups)")
     conv_kernel: int = Field(default=4, gt=0, le=64, description="causal convolution (d_conv)")
     chunk_size: int = Field(default=128, gt=0, le=65_536, description="SSD chunk (Q)")
+    pattern: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4000,
+        description="the layers in order, as Megatron-Core's hybrid_layer_pattern spells "
+        "them (M Mamba-2, * attention, - MLP, E MoE); needed only to say which layers a "
+        "layer_precision's first or last layers are",
+    )
 
     @model_validator(mode="after")
     def _groups_divide_heads(self) -> Self:
         if self.heads % self.groups:
             raise ValueError(f"mamba.groups ({self.groups}) must divide mamba.heads ({self.heads})")
+        if self.pattern is not None:
+            unknown = sorted(set(self.pattern) - set(HYBRID_LAYER_KINDS))
+            if unknown:
+                raise ValueError(
+                    f"mamba.pattern: {''.join(unknown)!r} is not a layer (M Mamba-2, * "
+                    "attention, - MLP, E MoE)"
+                )
+            counts = (
+                ("M", self.layers, "layers"),
+                ("*", self.attention_layers, "attention_layers"),
+            )
+            for kind, count, field in counts:
+                if self.pattern.count(kind) != count:
+                    raise ValueError(
+                        f"mamba.pattern has {self.pattern.count(kind)} {kind!r} layers where "
+                        f"mamba.{field} says {count}"
+                    )
         return self
 
     @property
@@ -195,6 +226,57 @@ class Mamba(_Spec):
         the paper's O(T N^2). Dense blocks, as the kernels' tiles run them."""
         q, n, p = float(self.chunk_size), float(self.state_size), float(self.head_dim)
         return self.heads * (2.0 * q * p + 4.0 * n * p) + self.groups * 2.0 * q * n
+
+
+class PrecisionModule(StrEnum):
+    """A kind of linear layer a recipe may run at another precision than the rest."""
+
+    ATTENTION = "attention"  # the query-key-value and output projections (linear_qkv, linear_proj)
+    MLP = "mlp"  # a dense MLP's matrices
+    EXPERTS = "experts"  # the routed experts' grouped GEMMs
+    SHARED_EXPERTS = "shared_experts"  # a MoE layer's shared experts
+    LATENT = "latent"  # a LatentMoE's down- and up-projections (fc1/fc2_latent_proj)
+    MAMBA_IN = "mamba_in"  # a Mamba-2 mixer's in_proj
+    MAMBA_OUT = "mamba_out"  # a Mamba-2 mixer's out_proj
+    MTP = "mtp"  # the multi-token-prediction block, every linear layer of it
+
+
+LAYER_PRECISION = (
+    "which linear layers of an fp8 or nvfp4 job run at another precision than the rest "
+    "(Megatron-Core's first_last_layers_bf16 and a Transformer Engine precision config): "
+    "the first and last layers whole in BF16, modules in BF16 in every layer, and an nvfp4 "
+    "job's modules in FP8 (MXFP8); default: every linear layer at the job's precision"
+)
+
+
+class LayerPrecision(_Spec):
+    """A mixed-precision recipe's exceptions to the job's precision, by layer and module.
+
+    Megatron-Core keeps ``num_layers_at_start_in_bf16`` and ``num_layers_at_end_in_bf16``
+    layers whole in BF16 (``first_last_layers_bf16``; megatron/core/fp4_utils.py and
+    fp8_utils.py ``get_fp4_context`` / ``get_fp8_context``), counting a hybrid's layers in its
+    ``hybrid_layer_pattern``. A precision config file (``--te-precision-config-file``,
+    megatron/core/extensions/TransformerEngineMixedPrecision.md) moves the modules it names
+    to another recipe in the other layers, never in a layer already in BF16."""
+
+    bf16_first_layers: int = Field(default=0, ge=0, le=1000, description="whole, in BF16")
+    bf16_last_layers: int = Field(default=0, ge=0, le=1000, description="whole, in BF16")
+    bf16_modules: tuple[PrecisionModule, ...] = Field(
+        default=(), description="modules in BF16 in every layer"
+    )
+    fp8_modules: tuple[PrecisionModule, ...] = Field(
+        default=(), description="an nvfp4 job's modules in FP8 (MXFP8) in the other layers"
+    )
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> Self:
+        both = sorted(set(self.bf16_modules) & set(self.fp8_modules))
+        if both:
+            raise ValueError(
+                f"layer_precision: {', '.join(both)} cannot be both in bf16_modules and in "
+                "fp8_modules"
+            )
+        return self
 
 
 class LoRA(_Spec):
@@ -323,6 +405,7 @@ class Workload(_Spec):
         "blockwise (DeepSeek-V3's 128-element blocks; Transformer Engine's measured cost per "
         "GPU generation); only with precision fp8",
     )
+    layer_precision: LayerPrecision | None = Field(default=None, description=LAYER_PRECISION)
     activation_recompute: Recompute | None = Field(
         default=None,
         description="searched if omitted (with full recompute of a share of the layers too)",
@@ -417,15 +500,80 @@ class Workload(_Spec):
             )
         if self.mtp_shared_layer and not self.mtp_layers:
             raise ValueError(f"workload {self.name!r}: mtp_shared_layer needs mtp_layers >= 1")
+        self._check_pattern()
+        self._check_layer_precision()
         return self
+
+    def _check_pattern(self) -> None:
+        """A hybrid's pattern names as many MLP and MoE layers as the workload has."""
+        pattern = self.mamba.pattern if self.mamba is not None else None
+        if pattern is None:
+            return
+        for kinds, count, what in (
+            ("-E", self.layers, "MLP and MoE layers (- and E) where layers says"),
+            ("E", self.moe_layers, "MoE layers (E) where the MoE spec makes"),
+        ):
+            found = sum(pattern.count(kind) for kind in kinds)
+            if found != count:
+                raise ValueError(
+                    f"workload {self.name!r}: mamba.pattern has {found} {what} {count}"
+                )
+
+    def _check_layer_precision(self) -> None:
+        """A layer_precision says what the job and the model can run."""
+        lp = self.layer_precision
+        if lp is None:
+            return
+        if self.precision is Precision.BF16:
+            raise ValueError(
+                f"workload {self.name!r}: layer_precision needs precision fp8 or nvfp4 (a "
+                "bf16 job runs every layer in BF16)"
+            )
+        if lp.fp8_modules and self.precision is not Precision.NVFP4:
+            raise ValueError(
+                f"workload {self.name!r}: layer_precision.fp8_modules needs precision nvfp4"
+            )
+        if lp.bf16_first_layers or lp.bf16_last_layers:
+            order = self._layer_order()
+            if order is None:
+                raise ValueError(
+                    f"workload {self.name!r}: layer_precision's first and last layers of a "
+                    "hybrid need mamba.pattern (the layers' order)"
+                )
+            if lp.bf16_first_layers + lp.bf16_last_layers > len(order):
+                raise ValueError(
+                    f"workload {self.name!r}: layer_precision keeps "
+                    f"{lp.bf16_first_layers + lp.bf16_last_layers} layers in BF16 of "
+                    f"{len(order)}"
+                )
+        present = self._module_weights(None)
+        absent = [m.value for m in (*lp.bf16_modules, *lp.fp8_modules) if not present.get(m)]
+        if absent:
+            raise ValueError(
+                f"workload {self.name!r}: layer_precision names {', '.join(absent)}, which "
+                "the model does not have"
+            )
 
     @property
     def precision_label(self) -> str:
         """The precision as a summary states it: "fp8 (rowwise)" for a recipe other than the
-        default, else the precision alone."""
+        default, and what a ``layer_precision`` keeps off it ("nvfp4 (last 14 layers,
+        attention in bf16; mamba_out in fp8)"), else the precision alone."""
+        notes: list[str] = []
         if self.precision is Precision.FP8 and self.fp8_recipe is not Fp8Recipe.TENSORWISE:
-            return f"{self.precision.value} ({self.fp8_recipe.value})"
-        return self.precision.value
+            notes.append(self.fp8_recipe.value)
+        lp = self.layer_precision
+        if lp is not None:
+            bf16 = [
+                f"{where} {n} layer{'s' if n > 1 else ''}"
+                for where, n in (("first", lp.bf16_first_layers), ("last", lp.bf16_last_layers))
+                if n
+            ] + [m.value for m in lp.bf16_modules]
+            if bf16:
+                notes.append(", ".join(bf16) + " in bf16")
+            if lp.fp8_modules:
+                notes.append(", ".join(m.value for m in lp.fp8_modules) + " in fp8")
+        return f"{self.precision.value} ({'; '.join(notes)})" if notes else self.precision.value
 
     # ---- derived sizes (elements and parameter counts)
     @property
@@ -631,6 +779,116 @@ class Workload(_Spec):
         shared block once each (Megatron-Bridge flop_utils.py's ``(1 + mtp_num_layers)``
         logits and MTP MoE layers @067f987df03b)."""
         return 6.0 * (self.mtp_layers * self._mtp_block_params(active=True) + self.mtp_head_params)
+
+    def _layer_order(self) -> list[str] | None:
+        """The main model's layers in order: a hybrid's pattern (None without one), else
+        ``layers`` transformer layers (``T``: attention and an MLP or MoE layer)."""
+        if self.mamba is None:
+            return ["T"] * self.layers
+        return list(self.mamba.pattern) if self.mamba.pattern is not None else None
+
+    def _layer_weights(self, kind: str) -> dict[PrecisionModule, float]:
+        """One layer's linear weights a token passes (forward), by module: a pattern's
+        letter, or ``T`` for a transformer layer, whose MLP part is the mean of the model's
+        MLP and MoE layers (exact when every layer has the same)."""
+        h = self.hidden_size
+        if kind == "*":
+            return {PrecisionModule.ATTENTION: float(self._attention_params_per_layer)}
+        if kind == "M":
+            assert self.mamba is not None
+            return {
+                PrecisionModule.MAMBA_IN: float(h * self.mamba.in_proj_width),
+                PrecisionModule.MAMBA_OUT: float(self.mamba.inner * h),
+            }
+        if kind == "-":
+            return {PrecisionModule.MLP: float(self._mlp_params(self.ffn))}
+        if kind == "E":
+            assert self.moe is not None
+            moe = self.moe
+            return {
+                PrecisionModule.EXPERTS: float(moe.top_k * self._routed_expert_params()),
+                PrecisionModule.SHARED_EXPERTS: float(
+                    moe.shared_experts * self._mlp_params(moe.expert_ffn_size or self.ffn)
+                ),
+                PrecisionModule.LATENT: float(2 * h * (moe.latent_size or 0)),
+            }
+        share = self.moe_layers / self.layers
+        weights = self._layer_weights("*")
+        for sub, part in (("E", share), ("-", 1.0 - share)):
+            if part > 0:
+                for module, w in self._layer_weights(sub).items():
+                    weights[module] = weights.get(module, 0.0) + part * w
+        return weights
+
+    def _module_weights(self, lp: LayerPrecision | None) -> dict[PrecisionModule | str, float]:
+        """The linear weights a token passes per step's forward by module (``lp`` None), or,
+        under ``lp``, by precision (``bf16``, ``fp8``: the linear layers ``lp`` moves off the
+        job's precision). Main-model weights scale to a stated size as :attr:`active_params`
+        does; each multi-token-prediction depth runs an attention layer, an MLP (MoE) layer
+        and its 2h x h projection, in BF16 whole with the ``mtp`` module."""
+        order = self._layer_order()
+        if order is None:  # a hybrid without its pattern: the kinds' counts (no first/last)
+            counts = {"M": self.mamba_layers, "*": self.attention_layers, "E": self.moe_layers}
+            counts["-"] = self.layers - self.moe_layers
+            layers = [(kind, float(n), False) for kind, n in counts.items() if n]
+        else:
+            first = lp.bf16_first_layers if lp is not None else 0
+            last = lp.bf16_last_layers if lp is not None else 0
+            n = len(order)
+            layers = [(kind, 1.0, i < first or i >= n - last) for i, kind in enumerate(order)]
+        out: dict[PrecisionModule | str, float] = {}
+
+        def add(kind: str, count: float, whole: bool, scale: float) -> None:
+            for module, w in self._layer_weights(kind).items():
+                if lp is None:
+                    key: PrecisionModule | str | None = module
+                elif whole or module in lp.bf16_modules:
+                    key = "bf16"
+                else:
+                    key = "fp8" if module in lp.fp8_modules else None
+                if key is not None:
+                    out[key] = out.get(key, 0.0) + count * w * scale
+
+        # a stated size scales the layers' weights (the embeddings are the vocabulary's)
+        embeddings = self.embedding_params
+        scale = (self.active_params - embeddings) / (self._derived_params(active=True) - embeddings)
+        for kind, count, whole in layers:
+            add(kind, count, whole, scale)
+        if self.mtp_layers:
+            # Megatron-Core runs no FP4 in the MTP block: an nvfp4 job's runs in BF16 whole
+            # ("currently ignoring FP4 in MTP layers", megatron/core/transformer/
+            # multi_token_prediction.py @d98e8a64ddf3)
+            mtp_whole = lp is not None and (
+                PrecisionModule.MTP in lp.bf16_modules or self.precision is Precision.NVFP4
+            )
+            for kind in ("*", "E" if self.moe is not None else "-"):
+                add(kind, float(self.mtp_layers), mtp_whole, 1.0)
+            # the projection of the concatenated embedding and hidden state (2h x h a depth)
+            projection = 2.0 * self.hidden_size**2 * self.mtp_layers
+            if lp is None:
+                out[PrecisionModule.MTP] = float(
+                    self._mtp_block_params(active=True) * self.mtp_layers
+                )
+            elif mtp_whole:
+                out["bf16"] = out.get("bf16", 0.0) + projection
+        return out
+
+    @property
+    def linear_params_bf16(self) -> float:
+        """The linear weights a token passes per step's forward that an fp8 or nvfp4 job
+        keeps in BF16: its ``layer_precision``'s, and an nvfp4 job's multi-token-prediction
+        block (0 in a bf16 job, where every layer is)."""
+        if self.precision is Precision.BF16:
+            return 0.0
+        return self._module_weights(self.layer_precision or LayerPrecision()).get("bf16", 0.0)
+
+    @property
+    def linear_params_fp8(self) -> float:
+        """The linear weights a token passes per step's forward that ``layer_precision`` runs
+        in FP8 in an nvfp4 job (0 without one)."""
+        if self.layer_precision is None:
+            return 0.0
+        return self._module_weights(self.layer_precision).get("fp8", 0.0)
 
     @property
     def moe_layers(self) -> int:

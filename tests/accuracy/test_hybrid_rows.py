@@ -3,11 +3,7 @@ their architectures, Ultra left out (its configuration is in no sourced file).""
 
 from __future__ import annotations
 
-from fabricscope.accuracy.published_tables import (
-    NVFP4_MIXED,
-    automodel_cases,
-    megatron_bridge_cases,
-)
+from fabricscope.accuracy.published_tables import automodel_cases, megatron_bridge_cases
 
 
 def test_nemotron_3_nano_rows_are_cases_with_their_mamba_layers():
@@ -19,14 +15,13 @@ def test_nemotron_3_nano_rows_are_cases_with_their_mamba_layers():
     assert any(c.hardware["gpu_model"] == "B300-SXM-288GB" for c in nano)
     assert not [row.reason for row in skipped if "Nemotron_3_Nano" in row.run_id]
     assert not any("Mamba layers are not modelled" in row.reason for row in skipped)
-    # Super: scored with its LatentMoE and multi-token prediction; only its NVFP4 rows stay
-    # out, for their recipe's per-module precision mix
+    # Super: scored with its LatentMoE and multi-token prediction, its NVFP4 rows with their
+    # recipe's precision mix by layer and module (layer_precision)
     super_ = [c for c in cases if c.workload.name.startswith("Nemotron_3_Super")]
-    assert len(super_) >= 13
+    assert len(super_) == 26
     assert all(c.workload.moe is not None and c.workload.moe.latent_size for c in super_)
     assert all(c.workload.mtp_layers == 2 for c in super_)
-    reasons = {row.reason for row in skipped if "Nemotron_3_Super" in row.run_id}
-    assert reasons == {f"precision NVFP4: {NVFP4_MIXED['Nemotron_3_Super']}"}
+    assert not [row.reason for row in skipped if "Nemotron_3_Super" in row.run_id]
 
 
 def test_automodel_nano_and_super_rows_are_cases_and_ultra_says_why_not():

@@ -17,7 +17,7 @@ from fabricscope.accuracy.published_tables import (
     NEMO_2407,
     NEMO_LONG_SEQUENCE,
     NEMO_LONG_SEQUENCE_EARLIER,
-    NVFP4_MIXED,
+    NVFP4_LAYER_PRECISION,
     NVFP4_NOTE,
     TORCHTITAN,
     WITHOUT_CP_GAP,
@@ -64,11 +64,9 @@ def test_every_row_is_a_case_or_skipped_with_its_reason():
     reasons = {row.reason for row in skipped}
     # context-parallel rows are scored with their cp
     assert any(c.layout is not None and set(c.layout.cp) == {2} for c in cases)
-    # NVFP4 is a precision of its own since 2026-12-05: only rows whose recipe mixes
-    # precisions by module are left out
-    assert {r for r in reasons if "NVFP4" in r} == {
-        f"precision NVFP4: {NVFP4_MIXED['Nemotron_3_Super']}"
-    }
+    # NVFP4 is a precision of its own since 2026-12-05, and a recipe's precision mix by layer
+    # and module a workload's layer_precision since 2026-12-06: no NVFP4 row is left out
+    assert not {r for r in reasons if "NVFP4" in r}
     assert "precision not printed (release 25.09)" in reasons
     # DeepSeek-V3 by its preset's architecture, each row with its own expert-parallel size;
     # the variants the model cannot represent are left out, saying why
@@ -80,16 +78,27 @@ def test_every_row_is_a_case_or_skipped_with_its_reason():
     assert len(mtp) == 1 and mtp[0].workload.mtp_layers == 1
     assert not mtp[0].workload.mtp_shared_layer
     assert any("MTP depth D to 1" in note for note in mtp[0].assumptions)
-    # Nemotron 3 Super: LatentMoE and 2 MTP depths of one block; its 13 MXFP8 rows scored
-    # (DGX B300's since gpus.csv states the GPU), its NVFP4 rows left out for their recipe's
-    # precision mix
+    # Nemotron 3 Super: LatentMoE and 2 MTP depths of one block; its 13 MXFP8 rows (DGX
+    # B300's since gpus.csv states the GPU) and 13 NVFP4 rows scored, the NVFP4 ones with their
+    # recipe's layers and modules in BF16 and MXFP8
     supers = [c for c in cases if c.workload.name.startswith("Nemotron_3_Super")]
-    assert len(supers) == 13
-    assert {c.workload.precision for c in supers} == {Precision.FP8}
+    assert len(supers) == 26
+    assert {c.workload.precision for c in supers} == {Precision.FP8, Precision.NVFP4}
     assert all(c.workload.moe is not None and c.workload.moe.latent_size == 1024 for c in supers)
     assert all((c.workload.mtp_layers, c.workload.mtp_shared_layer) == (2, True) for c in supers)
-    super_skips = {r.reason for r in skipped if "Nemotron_3_Super" in r.run_id}
-    assert super_skips == {f"precision NVFP4: {NVFP4_MIXED['Nemotron_3_Super']}"}
+    nvfp4 = [c for c in supers if c.workload.precision is Precision.NVFP4]
+    assert len(nvfp4) == 13
+    releases = NVFP4_LAYER_PRECISION["Nemotron_3_Super"]
+    for case in nvfp4:
+        release = case.run_id.split("_")[1]
+        stated, why = releases[release]
+        assert case.workload.layer_precision is not None
+        assert case.workload.layer_precision.model_dump(mode="json") == {
+            "bf16_first_layers": 0,
+            **stated,
+        }
+        assert any(why in note for note in case.assumptions)
+    assert not {r.reason for r in skipped if "Nemotron_3_Super" in r.run_id}
     assert not any("DGX-B300" in r for r in reasons)
     assert not any("not modelled" in r and ("MTP" in r or "LatentMoE" in r) for r in reasons)
     # Qwen3's heads are 128 wide whatever the hidden size: scored with their head_dim
@@ -354,7 +363,11 @@ def test_each_fp8_label_is_scored_with_its_recipe_and_says_so():
             assert label == "BF16" and "BF16" in case.assumptions
             continue
         if case.workload.precision is Precision.NVFP4:
-            assert label == "NVFP4" and NVFP4_NOTE in case.assumptions
+            assert label == "NVFP4"
+            # Nemotron 3 Super's note goes on to the layers its recipe keeps off NVFP4
+            assert any(a.startswith(NVFP4_NOTE) for a in case.assumptions)
+            mixed = case.workload.layer_precision is not None
+            assert mixed == ("Nemotron_3_Super" in case.run_id)
             assert case.workload.fp8_recipe is Fp8Recipe.TENSORWISE  # the default, unused
             continue
         seen.add(label)
@@ -363,8 +376,9 @@ def test_each_fp8_label_is_scored_with_its_recipe_and_says_so():
         assert any(a.startswith(note) for a in case.assumptions), case.run_id
     assert seen == set(expected)
     nvfp4 = [c for c in cases if c.workload.precision is Precision.NVFP4]
-    assert {c.workload.name.split()[0] for c in nvfp4} == {"LLAMA3_70B", "LLAMA3.1_405B"}
-    assert len(nvfp4) == 18
+    names = {c.workload.name.split()[0] for c in nvfp4}
+    assert names == {"LLAMA3_70B", "LLAMA3.1_405B", "Nemotron_3_Super"}
+    assert len(nvfp4) == 18 + 13
     # the 26.02+ plain FP8 rows include H100's, which cannot run MX blocks
     plain = [c for c in cases if _label(c) == "FP8"]
     assert any(c.hardware["gpu_model"] == "H100-SXM-80GB" for c in plain)
@@ -427,12 +441,12 @@ def test_bridge_rows_run_the_settings_of_their_release_s_configuration_of_their_
     moe = [c for c in cases.values() if c.workload.moe is not None]
     overlapped = [c for c in moe if any("not applied" in a for a in c.assumptions)]
     assert overlapped and not any(c.workload.ep_comm_overlap for c in moe)
-    # 202 of the 232 scored rows find their release's configuration (release 25.11's and
+    # 215 of the 245 scored rows find their release's configuration (release 25.11's and
     # 26.02.01's others do not: run with settings their scripts do not state)
     matched = [
         c for c in cases.values() if any("s benchmark configuration " in a for a in c.assumptions)
     ]
-    assert (len(matched), len(cases)) == (202, 232)
+    assert (len(matched), len(cases)) == (215, 245)
 
 
 def test_a_row_its_table_marks_as_a_known_regression_is_left_out():

@@ -11,9 +11,10 @@ from fabricscope.rank.catalog import profiles
 
 
 def _nano(**mamba: int) -> Workload:
-    """Nemotron 3 Nano as Megatron-Bridge's perf tables run it, its Mamba-2 layers changed."""
+    """Nemotron 3 Nano as Megatron-Bridge's perf tables run it, its Mamba-2 layers changed
+    (a changed variant has no pattern: the published one names Nano's own layers)."""
     fields = dict(architectures()["nemotron-3-nano"]["fields"])
-    fields["mamba"] = {**fields["mamba"], **mamba}
+    fields["mamba"] = {**fields["mamba"], **({"pattern": None} if mamba else {}), **mamba}
     return Workload(name="nano", tokens=1e12, global_batch_size=512, **fields)
 
 
