@@ -473,18 +473,39 @@ def job_cell(workload: Workload, generation: str | None) -> dict[str, str | None
 
 
 def precision_notes(workload: Workload, gpu_models: Iterable[str | None]) -> list[str]:
-    """What an NVFP4 job runs at on the GPUs without Blackwell's FP4 tensor cores, one line
-    per precision it falls back to (none for another precision or on Blackwell only)."""
+    """The share of an FP8 or NVFP4 job's linear layers kept off its precision (its
+    ``layer_precision``, an nvfp4 job's multi-token-prediction block), and what an NVFP4 job
+    runs at on the GPUs without Blackwell's FP4 tensor cores, one line per precision it falls
+    back to (none for another precision or on Blackwell only)."""
+    notes = _mixed_precision_notes(workload)
     if workload.precision is not Precision.NVFP4:
-        return []
+        return notes
     falls: dict[str, list[str]] = {}
     for gpu in sorted({g for g in gpu_models if g is not None}):
         runs = NVFP4_ELSEWHERE.get(generation_of(gpu) or "")
         if runs is not None:
             falls.setdefault(runs, []).append(gpu)
-    return [
+    return notes + [
         f"nvfp4 runs on Blackwell's FP4 tensor cores only: costed as {runs} on {', '.join(gpus)}"
         for runs, gpus in sorted(falls.items())
+    ]
+
+
+def _mixed_precision_notes(workload: Workload) -> list[str]:
+    """One line on the linear layers an FP8 or NVFP4 job runs off its precision, if any."""
+    bf16, fp8 = workload.linear_params_bf16, workload.linear_params_fp8
+    if not bf16 and not fp8:
+        return []
+    mtp = workload.mtp_layers * workload.mtp_block_params_active
+    linear = workload.active_params - workload.embedding_params + mtp
+    shares = [f"{100 * bf16 / linear:.0f}% in BF16"] + (
+        [f"{100 * fp8 / linear:.0f}% in FP8"] if fp8 else []
+    )
+    label = workload.precision_label
+    if workload.layer_precision is None:  # an nvfp4 job's MTP block alone
+        label += ", its multi-token-prediction block in BF16 (Megatron-Core runs no FP4 in it)"
+    return [
+        f"precision {label}: of the linear layers' weights a token passes, " + " and ".join(shares)
     ]
 
 

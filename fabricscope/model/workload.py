@@ -760,6 +760,11 @@ class Workload(_Spec):
         return 1 if self.mtp_shared_layer else self.mtp_layers
 
     @property
+    def mtp_block_params_active(self) -> float:
+        """The weights a token passes in one multi-token-prediction depth (0 without MTP)."""
+        return float(self._mtp_block_params(active=True)) if self.mtp_layers else 0.0
+
+    @property
     def mtp_params(self) -> float:
         """The multi-token-prediction weights (derived): :attr:`_mtp_blocks` blocks."""
         return float(self._mtp_blocks * self._mtp_block_params(active=False))

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from fabricscope.model.error_bands import precision_notes
 from fabricscope.model.scaling import (
     Estimate,
     LayoutGrid,
@@ -176,3 +177,24 @@ def test_a_summary_names_the_layers_off_the_jobs_precision():
     )
     assert one.precision_label == "fp8 (rowwise; first 1 layer in bf16)"
     assert dense("nvfp4").precision_label == "nvfp4"
+
+
+def test_the_estimate_says_how_much_runs_off_the_jobs_precision():
+    recipe = {
+        "bf16_last_layers": 14,
+        "bf16_modules": ["attention", "latent", "mtp"],
+        "fp8_modules": ["mamba_out"],
+    }
+    job = super_(layer_precision=recipe)
+    linear = job.active_params - job.embedding_params + 2 * job.mtp_block_params_active
+    bf16, fp8 = 100 * job.linear_params_bf16 / linear, 100 * job.linear_params_fp8 / linear
+    assert (round(bf16), round(fp8)) == (24, 9)
+    assert precision_notes(job, [GB300]) == [
+        f"precision {job.precision_label}: of the linear layers' weights a token passes, "
+        f"{bf16:.0f}% in BF16 and {fp8:.0f}% in FP8"
+    ]
+    # an nvfp4 job's MTP block alone, said so; nothing for a job with every layer at its own
+    (alone,) = precision_notes(super_(), [GB300])
+    assert alone.startswith("precision nvfp4, its multi-token-prediction block in BF16")
+    assert precision_notes(super_("fp8"), [GB300]) == []
+    assert precision_notes(dense("nvfp4"), [GB300]) == []
