@@ -21,6 +21,13 @@ from fabricscope.model.workloads import architectures, preset
 from fabricscope.rank import catalog
 
 GB300 = "GB300-NVL-288GB"
+# Nemotron 3 Super's NVFP4 recipe (Megatron-Bridge @v0.4.0-v0.5.1: the last 14 of 88 layers,
+# te_quant.cfg's modules)
+SUPER_NVFP4 = {
+    "bf16_last_layers": 14,
+    "bf16_modules": ["attention", "latent", "mtp"],
+    "fp8_modules": ["mamba_out"],
+}
 
 
 def node(gpu: str = GB300):
@@ -101,12 +108,7 @@ def test_a_hybrids_last_layers_are_the_ones_its_pattern_ends_with():
 
 
 def test_the_release_recipe_moves_modules_in_the_other_layers():
-    recipe = {
-        "bf16_last_layers": 14,
-        "bf16_modules": ["attention", "latent", "mtp"],
-        "fp8_modules": ["mamba_out"],
-    }
-    job = super_(layer_precision=recipe)
+    job = super_(layer_precision=SUPER_NVFP4)
     assert job.mamba is not None and job.moe is not None
     h = job.hidden_size
     last = super_(layer_precision={"bf16_last_layers": 14}).linear_params_bf16
@@ -164,12 +166,7 @@ def test_a_hybrid_names_its_layers_order_for_first_or_last_layers():
 
 
 def test_a_summary_names_the_layers_off_the_jobs_precision():
-    recipe = {
-        "bf16_last_layers": 14,
-        "bf16_modules": ["attention", "latent", "mtp"],
-        "fp8_modules": ["mamba_out"],
-    }
-    assert super_(layer_precision=recipe).precision_label == (
+    assert super_(layer_precision=SUPER_NVFP4).precision_label == (
         "nvfp4 (last 14 layers, attention, latent, mtp in bf16; mamba_out in fp8)"
     )
     one = Workload.model_validate(
@@ -180,12 +177,7 @@ def test_a_summary_names_the_layers_off_the_jobs_precision():
 
 
 def test_the_estimate_says_how_much_runs_off_the_jobs_precision():
-    recipe = {
-        "bf16_last_layers": 14,
-        "bf16_modules": ["attention", "latent", "mtp"],
-        "fp8_modules": ["mamba_out"],
-    }
-    job = super_(layer_precision=recipe)
+    job = super_(layer_precision=SUPER_NVFP4)
     linear = job.active_params - job.embedding_params + 2 * job.mtp_block_params_active
     bf16, fp8 = 100 * job.linear_params_bf16 / linear, 100 * job.linear_params_fp8 / linear
     assert (round(bf16), round(fp8)) == (24, 9)
