@@ -219,6 +219,12 @@ class ModelConstants:
     collective_base_latency_s: float = _constant(
         8.4e-6, "measured", "NCCL base latency (model-notes 5.3, [R19])"
     )
+    # the MoE dispatch and combine over NVLink: their algorithm bandwidth over the
+    # unidirectional NVLink, HybridEP on GB200 NVL72, BF16, 32 SMs, through the Torch API,
+    # 8 to 36 ranks: 463-557 of 900 GB/s (deepseek-ai/DeepEP hybrid-ep docs/README_Hybrid-EP.md)
+    nvlink_alltoall_efficiency: float = _constant(
+        0.558, "measured", "HybridEP on GB200: 8-36 ranks, BF16, 32 SMs, Torch API"
+    )
     # all-to-all reaches this share of the fabric's all-reduce efficiency (prior, 4.4)
     alltoall_efficiency: float = _constant(0.8, "prior", "model-notes 4.4")
     # DP gradient sync hidden under backward (prior 0.8-0.9, model-notes 4.6)
@@ -1476,7 +1482,7 @@ def _ep_comm(
     one = (
         c.collective_base_latency_s
         + (ep - 1) * np.where(nic_part > 0, net_step, c.nvlink_step_latency_s)
-        + volume * nvlink_part / g.nvlink_bus
+        + volume * nvlink_part / (g.col["scaleup_bytes_per_s"] * c.nvlink_alltoall_efficiency)
         + volume * nic_part / np.maximum(a2a_bus, 1.0)
     )
     ep_time = np.where(ep > 1, (m * moe_layers / p) * 4.0 * one, 0.0)
