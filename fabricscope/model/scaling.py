@@ -219,12 +219,6 @@ class ModelConstants:
     collective_base_latency_s: float = _constant(
         8.4e-6, "measured", "NCCL base latency (model-notes 5.3, [R19])"
     )
-    # the MoE dispatch and combine over NVLink: their algorithm bandwidth over the
-    # unidirectional NVLink, HybridEP on GB200 NVL72, BF16, 32 SMs, through the Torch API,
-    # 8 to 36 ranks: 463-557 of 900 GB/s (deepseek-ai/DeepEP hybrid-ep docs/README_Hybrid-EP.md)
-    nvlink_alltoall_efficiency: float = _constant(
-        0.558, "measured", "HybridEP on GB200: 8-36 ranks, BF16, 32 SMs, Torch API"
-    )
     # all-to-all reaches this share of the fabric's all-reduce efficiency (prior, 4.4)
     alltoall_efficiency: float = _constant(0.8, "prior", "model-notes 4.4")
     # DP gradient sync hidden under backward (prior 0.8-0.9, model-notes 4.6)
@@ -1456,6 +1450,25 @@ def _dp_comm(
     return dp_time, dp_exposed
 
 
+# the MoE dispatch's and combine's algorithm bandwidth over NVLink by the ranks exchanging
+# on it: HybridEP (Megatron-Core's flex dispatcher, which NVIDIA's GB200 and GB300 benchmark
+# configurations run) among 8 to 36 GB200 ranks, BF16, 32 SMs, through the Torch API, the
+# mean of dispatch and combine, GB/s of the GB200's 900 GB/s unidirectional NVLink
+# (deepseek-ai/DeepEP branch hybrid-ep, docs/README_Hybrid-EP.md @17cfb817bcce)
+HYBRIDEP_GB200_GBPS = {8: 557.3, 16: 522.5, 24: 495.5, 32: 474.4, 36: 463.5}
+HYBRIDEP_GB200_NVLINK_GBPS = 900.0
+
+
+def _nvlink_alltoall_share(ranks: Array) -> Array:
+    """The share of a GPU's unidirectional NVLink the MoE all-to-all reaches among ``ranks``
+    peers on it: HybridEP's measured table (``HYBRIDEP_GB200_GBPS``), interpolated on the
+    ranks' logarithm, its first row below 8 ranks and its last above 36 (not extrapolated)."""
+    known = np.array(list(HYBRIDEP_GB200_GBPS), dtype=np.float64)
+    gbps = np.array(list(HYBRIDEP_GB200_GBPS.values()))
+    ranks = np.clip(ranks, known[0], known[-1])
+    return np.interp(np.log2(ranks), np.log2(known), gbps) / HYBRIDEP_GB200_NVLINK_GBPS
+
+
 def _ep_comm(
     workload: Workload, g: _Grid, c: ModelConstants, ep: Array, compute: Array
 ) -> tuple[Array, Array]:
@@ -1482,7 +1495,7 @@ def _ep_comm(
     one = (
         c.collective_base_latency_s
         + (ep - 1) * np.where(nic_part > 0, net_step, c.nvlink_step_latency_s)
-        + volume * nvlink_part / (g.col["scaleup_bytes_per_s"] * c.nvlink_alltoall_efficiency)
+        + volume * nvlink_part / (g.col["scaleup_bytes_per_s"] * _nvlink_alltoall_share(local))
         + volume * nic_part / np.maximum(a2a_bus, 1.0)
     )
     ep_time = np.where(ep > 1, (m * moe_layers / p) * 4.0 * one, 0.0)

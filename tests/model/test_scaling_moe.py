@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from fabricscope.model.scaling import (
+    HYBRIDEP_GB200_GBPS,
     PERMUTED_BYTES,
     LayoutGrid,
     ModelConstants,
@@ -14,6 +15,7 @@ from fabricscope.model.scaling import (
     _gemm_width,
     _grid,
     _moe_permutation,
+    _nvlink_alltoall_share,
     estimate,
 )
 from fabricscope.model.workload import Recompute, Stack, Workload
@@ -211,3 +213,21 @@ def test_expert_gemm_calls_are_compute_time_for_megatron_moe_only():
     ):
         g = _grid(other, hw, layout, c)
         assert np.all(_expert_gemm_calls(other, g, c) == 0.0)
+
+
+def test_the_nvlink_all_to_all_reaches_hybridep_s_measured_share_by_its_ranks():
+    """HybridEP among 8-36 GB200 ranks (deepseek-ai/DeepEP hybrid-ep README): the table's
+    rows exactly, between them on the ranks' logarithm, and its ends beyond it."""
+    ranks = np.array(list(HYBRIDEP_GB200_GBPS), dtype=float)
+    measured = np.array(list(HYBRIDEP_GB200_GBPS.values())) / 900.0
+    assert np.allclose(_nvlink_alltoall_share(ranks), measured, rtol=1e-12)
+    # 12 ranks lies halfway between 8 and 16 on log2 only at sqrt(128); at 12 it is nearer 16
+    share = float(_nvlink_alltoall_share(np.array([12.0]))[0])
+    assert measured[1] < share < measured[0]
+    halfway = float(_nvlink_alltoall_share(np.array([np.sqrt(8.0 * 16.0)]))[0])
+    assert halfway == pytest.approx((measured[0] + measured[1]) / 2.0, rel=1e-12)
+    # not extrapolated: two ranks take 8's, EP 64 in an NVL72 domain 36's
+    ends = _nvlink_alltoall_share(np.array([2.0, 64.0]))
+    assert np.allclose(ends, [measured[0], measured[-1]], rtol=1e-12)
+    # below the collectives' 0.80 everywhere
+    assert float(np.max(measured)) < ModelConstants().nvlink_efficiency
