@@ -1457,16 +1457,16 @@ def _dp_comm(
 # (deepseek-ai/DeepEP branch hybrid-ep, docs/README_Hybrid-EP.md @17cfb817bcce)
 HYBRIDEP_GB200_GBPS = {8: 557.3, 16: 522.5, 24: 495.5, 32: 474.4, 36: 463.5}
 HYBRIDEP_GB200_NVLINK_GBPS = 900.0
+_HYBRIDEP_LOG2_RANKS = np.log2(np.array(list(HYBRIDEP_GB200_GBPS), dtype=np.float64))
+_HYBRIDEP_SHARES = np.array(list(HYBRIDEP_GB200_GBPS.values())) / HYBRIDEP_GB200_NVLINK_GBPS
 
 
 def _nvlink_alltoall_share(ranks: Array) -> Array:
     """The share of a GPU's unidirectional NVLink the MoE all-to-all reaches among ``ranks``
     peers on it: HybridEP's measured table (``HYBRIDEP_GB200_GBPS``), interpolated on the
-    ranks' logarithm, its first row below 8 ranks and its last above 36 (not extrapolated)."""
-    known = np.array(list(HYBRIDEP_GB200_GBPS), dtype=np.float64)
-    gbps = np.array(list(HYBRIDEP_GB200_GBPS.values()))
-    ranks = np.clip(ranks, known[0], known[-1])
-    return np.interp(np.log2(ranks), np.log2(known), gbps) / HYBRIDEP_GB200_NVLINK_GBPS
+    ranks' logarithm, its first row below 8 ranks and its last above 36 (``np.interp`` holds
+    the ends: not extrapolated)."""
+    return np.interp(np.log2(np.maximum(ranks, 1.0)), _HYBRIDEP_LOG2_RANKS, _HYBRIDEP_SHARES)
 
 
 def _ep_comm(

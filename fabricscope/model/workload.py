@@ -546,8 +546,8 @@ class Workload(_Spec):
                     f"{lp.bf16_first_layers + lp.bf16_last_layers} layers in BF16 of "
                     f"{len(order)}"
                 )
-        present = self._module_weights(None)
-        absent = [m.value for m in (*lp.bf16_modules, *lp.fp8_modules) if not present.get(m)]
+        present = self._modules_present()
+        absent = [m.value for m in (*lp.bf16_modules, *lp.fp8_modules) if m not in present]
         if absent:
             raise ValueError(
                 f"workload {self.name!r}: layer_precision names {', '.join(absent)}, which "
@@ -825,58 +825,59 @@ class Workload(_Spec):
                     weights[module] = weights.get(module, 0.0) + part * w
         return weights
 
-    def _module_weights(self, lp: LayerPrecision | None) -> dict[PrecisionModule | str, float]:
-        """The linear weights a token passes per step's forward by module (``lp`` None), or,
-        under ``lp``, by precision (``bf16``, ``fp8``: the linear layers ``lp`` moves off the
-        job's precision). Main-model weights scale to a stated size as :attr:`active_params`
-        does; each multi-token-prediction depth runs an attention layer, an MLP (MoE) layer
-        and its 2h x h projection, in BF16 whole with the ``mtp`` module."""
+    def _layer_kinds(self) -> list[tuple[str, float, int]]:
+        """The main model's layers as (kind, count, position): each of a known order at its
+        position, a hybrid without its pattern as its kinds' counts (position -1: no first or
+        last layers can be named)."""
         order = self._layer_order()
-        if order is None:  # a hybrid without its pattern: the kinds' counts (no first/last)
-            counts = {"M": self.mamba_layers, "*": self.attention_layers, "E": self.moe_layers}
-            counts["-"] = self.layers - self.moe_layers
-            layers = [(kind, float(n), False) for kind, n in counts.items() if n]
-        else:
-            first = lp.bf16_first_layers if lp is not None else 0
-            last = lp.bf16_last_layers if lp is not None else 0
-            n = len(order)
-            layers = [(kind, 1.0, i < first or i >= n - last) for i, kind in enumerate(order)]
-        out: dict[PrecisionModule | str, float] = {}
+        if order is not None:
+            return [(kind, 1.0, i) for i, kind in enumerate(order)]
+        counts = {"M": self.mamba_layers, "*": self.attention_layers, "E": self.moe_layers}
+        counts["-"] = self.layers - self.moe_layers
+        return [(kind, float(n), -1) for kind, n in counts.items() if n]
 
-        def add(kind: str, count: float, whole: bool, scale: float) -> None:
+    def _mtp_kinds(self) -> tuple[str, str]:
+        """A multi-token-prediction depth's layers: an attention layer and an MLP (MoE)."""
+        return ("*", "E" if self.moe is not None else "-")
+
+    def _modules_present(self) -> set[PrecisionModule]:
+        """The kinds of linear layer the model has (multi-token prediction's among them)."""
+        kinds = {kind for kind, _, _ in self._layer_kinds()}
+        if self.mtp_layers:
+            kinds.update(self._mtp_kinds())
+        present = {m for kind in kinds for m, w in self._layer_weights(kind).items() if w > 0}
+        return present | ({PrecisionModule.MTP} if self.mtp_layers else set())
+
+    def _off_precision_weights(self, lp: LayerPrecision) -> tuple[float, float]:
+        """The linear weights a token passes per step's forward that ``lp`` keeps in BF16 and
+        runs in FP8. Main-model weights scale to a stated size as :attr:`active_params` does
+        (the embeddings are the vocabulary's); each multi-token-prediction depth runs an
+        attention layer, an MLP (MoE) layer and its 2h x h projection, in BF16 whole with the
+        ``mtp`` module, and always in an nvfp4 job: Megatron-Core runs no FP4 in the MTP block
+        ("currently ignoring FP4 in MTP layers", megatron/core/transformer/
+        multi_token_prediction.py @d98e8a64ddf3)."""
+        bf16 = fp8 = 0.0
+
+        def add(kind: str, weight: float, whole: bool) -> None:
+            nonlocal bf16, fp8
             for module, w in self._layer_weights(kind).items():
-                if lp is None:
-                    key: PrecisionModule | str | None = module
-                elif whole or module in lp.bf16_modules:
-                    key = "bf16"
-                else:
-                    key = "fp8" if module in lp.fp8_modules else None
-                if key is not None:
-                    out[key] = out.get(key, 0.0) + count * w * scale
+                if whole or module in lp.bf16_modules:
+                    bf16 += weight * w
+                elif module in lp.fp8_modules:
+                    fp8 += weight * w
 
-        # a stated size scales the layers' weights (the embeddings are the vocabulary's)
         embeddings = self.embedding_params
         scale = (self.active_params - embeddings) / (self._derived_params(active=True) - embeddings)
-        for kind, count, whole in layers:
-            add(kind, count, whole, scale)
+        last = len(self._layer_order() or ()) - lp.bf16_last_layers
+        for kind, count, i in self._layer_kinds():
+            add(kind, count * scale, i >= 0 and (i < lp.bf16_first_layers or i >= last))
         if self.mtp_layers:
-            # Megatron-Core runs no FP4 in the MTP block: an nvfp4 job's runs in BF16 whole
-            # ("currently ignoring FP4 in MTP layers", megatron/core/transformer/
-            # multi_token_prediction.py @d98e8a64ddf3)
-            mtp_whole = lp is not None and (
-                PrecisionModule.MTP in lp.bf16_modules or self.precision is Precision.NVFP4
-            )
-            for kind in ("*", "E" if self.moe is not None else "-"):
-                add(kind, float(self.mtp_layers), mtp_whole, 1.0)
-            # the projection of the concatenated embedding and hidden state (2h x h a depth)
-            projection = 2.0 * self.hidden_size**2 * self.mtp_layers
-            if lp is None:
-                out[PrecisionModule.MTP] = float(
-                    self._mtp_block_params(active=True) * self.mtp_layers
-                )
-            elif mtp_whole:
-                out["bf16"] = out.get("bf16", 0.0) + projection
-        return out
+            whole = PrecisionModule.MTP in lp.bf16_modules or self.precision is Precision.NVFP4
+            for kind in self._mtp_kinds():
+                add(kind, float(self.mtp_layers), whole)
+            if whole:  # the projection of the concatenated embedding and hidden state
+                bf16 += 2.0 * self.hidden_size**2 * self.mtp_layers
+        return bf16, fp8
 
     @property
     def linear_params_bf16(self) -> float:
@@ -885,7 +886,7 @@ class Workload(_Spec):
         block (0 in a bf16 job, where every layer is)."""
         if self.precision is Precision.BF16:
             return 0.0
-        return self._module_weights(self.layer_precision or LayerPrecision()).get("bf16", 0.0)
+        return self._off_precision_weights(self.layer_precision or LayerPrecision())[0]
 
     @property
     def linear_params_fp8(self) -> float:
@@ -893,7 +894,7 @@ class Workload(_Spec):
         in FP8 in an nvfp4 job (0 without one)."""
         if self.layer_precision is None:
             return 0.0
-        return self._module_weights(self.layer_precision).get("fp8", 0.0)
+        return self._off_precision_weights(self.layer_precision)[1]
 
     @property
     def moe_layers(self) -> int:
