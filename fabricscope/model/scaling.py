@@ -1120,6 +1120,7 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
         + _moe_permutation(workload, g, c)
         + _expert_gemm_calls(workload, g, c)
         + _mamba_traffic(workload, g, c)
+        + _expert_activation(workload, g, c)
     )
     # uneven pipeline stages: every stage waits on the heaviest
     return _Compute(time=compute * g.imbalance, attention=attention * g.imbalance)
@@ -1128,6 +1129,40 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
 # BF16 activations: Megatron-Core's dispatcher permutes the layer's hidden states as they are;
 # an FP8 recipe quantises them inside the experts' grouped GEMM, after the permutation
 PERMUTED_BYTES = 2.0
+
+
+# the activation's input, output and gradients in BF16 (an FP8 recipe quantises inside the
+# grouped GEMMs)
+ACTIVATION_BYTES = 2.0
+
+
+def _expert_activation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
+    """The routed experts' activation function, seconds per step (memory-bound, at
+    ``hbm_efficiency`` of HBM bandwidth), beside their GEMMs. Megatron-Core's grouped MLP runs
+    it as its own kernel on every routed copy of a token between the two grouped GEMMs
+    (megatron/core/transformer/moe/experts.py @d98e8a64ddf3, TEGroupedMLP: the fused
+    ``weighted_bias_swiglu_impl``, ``weighted_bias_quick_geglu_impl`` or
+    ``weighted_squared_relu_impl``, each also weighting the copy by its routing probability).
+    Per copy, in BF16, its forward reads the first GEMM's output (``g·f`` elements: ``2f``
+    gated, ``f`` not) and writes ``f``; its backward reads the output's gradient and the saved
+    input and writes the input's gradient (``2g·f + f``); a full recompute repeats the
+    forward. Each rank runs ``k·b·s/(t·cp)`` copies per MoE layer and micro-batch (balanced
+    routing; sequence parallelism splits the tokens over TP, the experts run at expert TP 1).
+    A dense MLP's (and a shared expert's) activation is not counted: it is inside the GEMM
+    efficiency the dense calibration rows fitted; the routed experts' is per routed copy on
+    the expert's width, which no calibration row has (counting the dense ones too and
+    refitting was measured and left out, docs/MODEL.md)."""
+    moe = workload.moe
+    if moe is None:
+        return np.zeros_like(g.t * g.col["gpu_count"])
+    gate = 2.0 if workload.gated_mlp else 1.0
+    f = float(moe.expert_ffn_size or workload.ffn)
+    forward = (gate + 1.0) * f
+    backward = (2.0 * gate + 1.0) * f
+    elements = forward * (1.0 + g.share) + backward
+    copies = g.b * workload.seq_len / (g.t * g.cp) * moe.top_k
+    total = (g.m * workload.moe_layer_passes / g.p) * copies * elements * ACTIVATION_BYTES
+    return total / (g.col["hbm_bytes_per_s"] * c.hbm_efficiency)
 
 
 def _moe_permutation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:

@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 
 from fabricscope.model.scaling import (
+    ACTIVATION_BYTES,
     HYBRIDEP_GB200_GBPS,
     PERMUTED_BYTES,
     LayoutGrid,
     ModelConstants,
+    _expert_activation,
     _expert_gemm_calls,
     _expert_rows,
     _gemm_width,
@@ -163,12 +165,48 @@ def test_token_shuffles_are_part_of_the_compute_term_and_none_for_a_dense_model(
     layout = LayoutGrid.partial(job, 1, 1, 1, Recompute.NONE, 1)
     dense = job.model_copy(update={"moe": None})
     assert np.all(_moe_permutation(dense, _grid(dense, hw, layout, c), c) == 0.0)
-    shuffles = _moe_permutation(job, _grid(job, hw, layout, c), c)[0, 0]
-    # memory-bound: the shuffles take the same time at any HBM efficiency over it
+    g = _grid(job, hw, layout, c)
+    shuffles = _moe_permutation(job, g, c)[0, 0]
+    activation = _expert_activation(job, g, c)[0, 0]
+    # memory-bound: the shuffles and the experts' activation take the same time again at half
+    # the HBM efficiency
     slow = ModelConstants(hbm_efficiency=c.hbm_efficiency / 2)
     with_shuffles = estimate(job, hw, layout, c).compute_s[0]
     slower = estimate(job, hw, layout, slow).compute_s[0]
-    assert slower - with_shuffles == pytest.approx(shuffles)
+    assert slower - with_shuffles == pytest.approx(shuffles + activation)
+
+
+@pytest.mark.parametrize(
+    ("gated", "recompute", "elements"),
+    [
+        # SwiGLU: forward reads 2f and writes f; backward reads f and 2f, writes 2f
+        (True, Recompute.NONE, (3 + 5) * 512),
+        # full recompute runs the forward again
+        (True, Recompute.FULL, (3 * 2 + 5) * 512),
+        # squared ReLU (not gated): f and f forward, 3f backward
+        (False, Recompute.NONE, (2 + 3) * 512),
+    ],
+)
+def test_the_routed_experts_activation_moves_every_routed_copy_through_hbm(
+    gated, recompute, elements
+):
+    job = moe_job().model_copy(update={"gated_mlp": gated})
+    hw = eight_h100()
+    c = ModelConstants()
+    g = _grid(job, hw, LayoutGrid.partial(job, 1, 1, 1, recompute, 1), c)
+    # one micro-batch of 2,048 tokens, top-2: 4,096 copies in each of the 4 MoE layers
+    expected = (
+        4 * 2048 * 2 * elements * ACTIVATION_BYTES / (hw.hbm_bytes_per_s[0] * c.hbm_efficiency)
+    )
+    assert _expert_activation(job, g, c)[0, 0] == pytest.approx(expected)
+    # a dense model's activation is inside its fitted GEMM efficiency: none
+    dense = job.model_copy(update={"moe": None})
+    assert np.all(
+        _expert_activation(
+            dense, _grid(dense, hw, LayoutGrid.partial(dense, 1, 1, 1, recompute, 1), c), c
+        )
+        == 0.0
+    )
 
 
 @pytest.mark.parametrize(
