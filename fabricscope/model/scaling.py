@@ -1131,9 +1131,15 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
 PERMUTED_BYTES = 2.0
 
 
-# the activation's input, output and gradients in BF16 (an FP8 recipe quantises inside the
-# grouped GEMMs)
+# the activation's input, output and gradients in BF16
 ACTIVATION_BYTES = 2.0
+# quantising one element for a low-precision GEMM: its BF16 read and the two copies Transformer
+# Engine writes, one scaled along rows and one along columns, the forward's and the weight
+# gradient's operands ("Both must be quantized independently from the full-precision data",
+# docs/features/low_precision_training/mxfp8/mxfp8.rst; Hopper's FP8 needs a transposed copy,
+# fp8_current_scaling.rst @d0067d0da6cb): FP8 1 byte each, NVFP4 half. Not counted: the block
+# scales (1/32 and 1/16 of a byte) and current scaling's second read for its amax
+QUANTISED_BYTES = {Precision.FP8: 2.0 + 2.0 * 1.0, Precision.NVFP4: 2.0 + 2.0 * 0.5}
 
 
 def _expert_activation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
@@ -1151,7 +1157,14 @@ def _expert_activation(workload: Workload, g: _Grid, c: ModelConstants) -> Array
     A dense MLP's (and a shared expert's) activation is not counted: it is inside the GEMM
     efficiency the dense calibration rows fitted; the routed experts' is per routed copy on
     the expert's width, which no calibration row has (counting the dense ones too and
-    refitting was measured and left out, docs/MODEL.md)."""
+    refitting was measured and left out, docs/MODEL.md).
+
+    An FP8 or NVFP4 expert (:attr:`Workload.routed_expert_passes`: ``layer_precision`` may
+    keep some in BF16) also quantises each grouped GEMM's input per copy
+    (``QUANTISED_BYTES`` an element): the copy (``w``, the routed width) and the activation's
+    output (``f``) forward, again under full recompute, and the gradients of the second GEMM's
+    output (``w``) and of the first's (``g·f``) backward. A dense layer's quantisation is
+    inside the fitted ``fp8_efficiency_factor``, as its activation is."""
     moe = workload.moe
     if moe is None:
         return np.zeros_like(g.t * g.col["gpu_count"])
@@ -1161,8 +1174,14 @@ def _expert_activation(workload: Workload, g: _Grid, c: ModelConstants) -> Array
     backward = (2.0 * gate + 1.0) * f
     elements = forward * (1.0 + g.share) + backward
     copies = g.b * workload.seq_len / (g.t * g.cp) * moe.top_k
-    total = (g.m * workload.moe_layer_passes / g.p) * copies * elements * ACTIVATION_BYTES
-    return total / (g.col["hbm_bytes_per_s"] * c.hbm_efficiency)
+    per_pass = elements * ACTIVATION_BYTES
+    w = float(workload.routed_width)
+    quantised = (w + f) * (1.0 + g.share) + w + gate * f
+    total = sum(
+        passes * (per_pass + quantised * QUANTISED_BYTES.get(precision, 0.0))
+        for precision, passes in workload.routed_expert_passes.items()
+    )
+    return (g.m / g.p) * copies * total / (g.col["hbm_bytes_per_s"] * c.hbm_efficiency)
 
 
 def _moe_permutation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:

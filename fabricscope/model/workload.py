@@ -897,6 +897,42 @@ class Workload(_Spec):
         return self._off_precision_weights(self.layer_precision)[1]
 
     @property
+    def routed_expert_passes(self) -> dict[Precision, float]:
+        """The MoE layer passes a token makes per step's forward (:attr:`moe_layer_passes`)
+        by the precision its routed experts run in: the job's; BF16 where ``layer_precision``
+        keeps the layer whole or the experts in BF16, and in an nvfp4 job's multi-token-
+        prediction block (:meth:`_off_precision_weights`); FP8 where an nvfp4 job's
+        ``fp8_modules`` name the experts. Empty for a dense model."""
+        if self.moe is None:
+            return {}
+        lp = self.layer_precision or LayerPrecision()
+        passes: dict[Precision, float] = {}
+
+        def add(count: float, whole: bool) -> None:
+            if (
+                self.precision is Precision.BF16
+                or whole
+                or PrecisionModule.EXPERTS in lp.bf16_modules
+            ):
+                precision = Precision.BF16
+            elif PrecisionModule.EXPERTS in lp.fp8_modules:
+                precision = Precision.FP8
+            else:
+                precision = self.precision
+            passes[precision] = passes.get(precision, 0.0) + count
+
+        last = len(self._layer_order() or ()) - lp.bf16_last_layers
+        share = self.moe_layers / self.layers  # a transformer layer's MoE part
+        for kind, count, i in self._layer_kinds():
+            moe = count if kind == "E" else count * share if kind == "T" else 0.0
+            if moe:
+                add(moe, i >= 0 and (i < lp.bf16_first_layers or i >= last))
+        if self.mtp_layers:
+            whole = PrecisionModule.MTP in lp.bf16_modules or self.precision is Precision.NVFP4
+            add(float(self.mtp_layers), whole)
+        return passes
+
+    @property
     def moe_layers(self) -> int:
         """The main model's MoE layers (``moe_layer_fraction`` of its layers); 0 when dense."""
         return 0 if self.moe is None else round(self.layers * self.moe.moe_layer_fraction)

@@ -190,3 +190,25 @@ def test_the_estimate_says_how_much_runs_off_the_jobs_precision():
     assert alone.startswith("precision nvfp4, its multi-token-prediction block in BF16")
     assert precision_notes(super_("fp8"), [GB300]) == []
     assert precision_notes(dense("nvfp4"), [GB300]) == []
+
+
+@pytest.mark.parametrize(
+    ("precision", "layer_precision", "passes"),
+    [
+        # 40 MoE layers and 2 multi-token-prediction depths, each with a MoE layer
+        ("bf16", None, {"bf16": 42.0}),
+        # an nvfp4 job's MTP block runs in BF16 whatever it says
+        ("nvfp4", None, {"nvfp4": 40.0, "bf16": 2.0}),
+        # the recipe's last 14 layers hold 7 MoE layers
+        ("nvfp4", SUPER_NVFP4, {"nvfp4": 33.0, "bf16": 9.0}),
+        ("nvfp4", {"fp8_modules": ["experts"]}, {"fp8": 40.0, "bf16": 2.0}),
+        # an fp8 job's MTP block runs in FP8 unless its module is kept in BF16
+        ("fp8", {"bf16_last_layers": 14}, {"fp8": 35.0, "bf16": 7.0}),
+        ("fp8", {"bf16_modules": ["experts"]}, {"bf16": 42.0}),
+    ],
+)
+def test_the_routed_experts_precision_by_moe_layer(precision, layer_precision, passes):
+    job = super_(precision, layer_precision)
+    assert {p.value: n for p, n in job.routed_expert_passes.items()} == passes
+    assert sum(job.routed_expert_passes.values()) == job.moe_layer_passes
+    assert dense("fp8").routed_expert_passes == {}

@@ -68,12 +68,11 @@ def test_a_communication_heavy_job_at_scale_is_clearly_slower_on_plain_ethernet(
     ib, sx, eth = result.time_to_train_h
     assert eth > 1.2 * ib and eth > 1.2 * sx
     assert abs(sx - ib) / ib < 0.05  # AI-optimised Ethernet is near InfiniBand
-    # DeepSeek-V3 is communication-bound on Ethernet; Mixtral at 2,048 H100 sits at the
-    # boundary (29% of its step exposed communication, 30% the threshold, since H100 computes
-    # at its measured matmul ceiling): not compute-bound, more of its step exposed than on
-    # InfiniBand, and its wait on the fabric
-    expected = {"deepseek-v3": {"communication-bound"}}
-    assert result.verdict[2] in expected.get(name, {"balanced", "communication-bound"})
+    # both sit at the boundary on Ethernet at 2,048 H100s (Mixtral 29% of its step exposed
+    # communication since H100 computes at its measured matmul ceiling, DeepSeek-V3 29% since
+    # its FP8 experts' activation and quantisation are costed; 30% the threshold): not
+    # compute-bound, more of the step exposed than on InfiniBand, and its wait on the fabric
+    assert result.verdict[2] in {"balanced", "communication-bound"}
     assert result.comm_fraction_exposed[2] > 1.25 * result.comm_fraction_exposed[0]
     assert result.comm_link[2] == "fabric" and result.fabric_share_of_comm[2] >= 0.5
 

@@ -9,6 +9,7 @@ from fabricscope.model.scaling import (
     ACTIVATION_BYTES,
     HYBRIDEP_GB200_GBPS,
     PERMUTED_BYTES,
+    QUANTISED_BYTES,
     LayoutGrid,
     ModelConstants,
     _expert_activation,
@@ -20,7 +21,7 @@ from fabricscope.model.scaling import (
     _nvlink_alltoall_share,
     estimate,
 )
-from fabricscope.model.workload import Recompute, Stack, Workload
+from fabricscope.model.workload import Precision, Recompute, Stack, Workload
 from fabricscope.rank.catalog import profiles
 
 
@@ -269,3 +270,34 @@ def test_the_nvlink_all_to_all_reaches_hybridep_s_measured_share_by_its_ranks():
     assert np.allclose(ends, [measured[0], measured[-1]], rtol=1e-12)
     # below the collectives' 0.80 everywhere
     assert float(np.max(measured)) < ModelConstants().nvlink_efficiency
+
+
+@pytest.mark.parametrize(
+    ("precision", "recompute", "quantised"),
+    [
+        # forward: the copy (w = h = 1,024) and the activation's output (f = 512); backward:
+        # the second GEMM's output gradient (w) and the first's (2f, gated)
+        ("fp8", Recompute.NONE, (1024 + 512) + 1024 + 2 * 512),
+        ("nvfp4", Recompute.NONE, (1024 + 512) + 1024 + 2 * 512),
+        # full recompute quantises the forward's inputs again
+        ("fp8", Recompute.FULL, 2 * (1024 + 512) + 1024 + 2 * 512),
+    ],
+)
+def test_a_low_precision_expert_quantises_its_grouped_gemms_inputs(precision, recompute, quantised):
+    job = moe_job().model_copy(update={"precision": Precision(precision)})
+    bf16 = moe_job()
+    hw = eight_h100()
+    c = ModelConstants()
+    layout = LayoutGrid.partial(job, 1, 1, 1, recompute, 1)
+    added = _expert_activation(job, _grid(job, hw, layout, c), c) - _expert_activation(
+        bf16, _grid(bf16, hw, layout, c), c
+    )
+    expected = (
+        4
+        * 2048
+        * 2
+        * quantised
+        * QUANTISED_BYTES[Precision(precision)]
+        / (hw.hbm_bytes_per_s[0] * c.hbm_efficiency)
+    )
+    assert added[0, 0] == pytest.approx(expected)
