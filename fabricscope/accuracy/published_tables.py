@@ -698,6 +698,11 @@ def _recipe_recompute(
             f"activation recompute: selective of {', '.join(modules)}, from {where}: costed as "
             + (
                 "none (elementwise work and MLA's up-projections: a few per cent of a layer)"
+                + (
+                    "; moe_act's forward counted again (the routed experts' activation)"
+                    if "moe_act" in modules
+                    else ""
+                )
                 if not uncounted
                 else f"none; the recomputed {', '.join(uncounted)} forward not counted "
                 "(the model recomputes core attention or whole layers only)"
@@ -857,6 +862,13 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
             else ""
         )
     tp_overlap = bench_recipe is not None and bench_recipe.tp_comm_overlap and tp > 1
+    # Megatron-Core's selective recompute of the routed experts' activation (moe_act)
+    moe_act = (
+        "moe" in named["fields"]
+        and bench_recipe is not None
+        and bench_recipe.recompute == "selective"
+        and "moe_act" in bench_recipe.modules
+    )
     ep_overlap = bench_recipe is not None and bench_recipe.ep_comm_overlap
     notes = [
         _architecture_note(shape),
@@ -961,6 +973,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         tokens=1e12,  # time-to-train is not scored; step time does not depend on it
         lora=lora,
         tp_comm_overlap=tp_overlap,
+        moe_act_recompute=moe_act,
     )
     try:
         workload = Workload.model_validate(fields)

@@ -1152,8 +1152,10 @@ def _expert_activation(workload: Workload, g: _Grid, c: ModelConstants) -> Array
     Per copy, in BF16, its forward reads the first GEMM's output (``g·f`` elements: ``2f``
     gated, ``f`` not) and writes ``f``; its backward reads the output's gradient and the saved
     input and writes the input's gradient (``2g·f + f``); a full recompute repeats the
-    forward. Each rank runs ``k·b·s/(t·cp)`` copies per MoE layer and micro-batch (balanced
-    routing; sequence parallelism splits the tokens over TP, the experts run at expert TP 1).
+    forward, and so does Megatron-Core's selective recompute of ``moe_act``
+    (``moe_act_recompute``). Each rank runs ``k·b·s/(t·cp)`` copies per MoE layer and
+    micro-batch (balanced routing; sequence parallelism splits the tokens over TP, the experts
+    run at expert TP 1).
     A dense MLP's (and a shared expert's) activation is not counted: it is inside the GEMM
     efficiency the dense calibration rows fitted; the routed experts' is per routed copy on
     the expert's width, which no calibration row has (counting the dense ones too and
@@ -1172,7 +1174,9 @@ def _expert_activation(workload: Workload, g: _Grid, c: ModelConstants) -> Array
     f = float(moe.expert_ffn_size or workload.ffn)
     forward = (gate + 1.0) * f
     backward = (2.0 * gate + 1.0) * f
-    elements = forward * (1.0 + g.share) + backward
+    # a full recompute repeats the forward in its share of the layers, moe_act's in the rest
+    again = 1.0 if workload.moe_act_recompute else g.share
+    elements = forward * (1.0 + again) + backward
     copies = g.b * workload.seq_len / (g.t * g.cp) * moe.top_k
     per_pass = elements * ACTIVATION_BYTES
     w = float(workload.routed_width)

@@ -419,6 +419,11 @@ class Workload(_Spec):
         description="MoE all-to-all overlapped with another micro-batch's compute "
         "(Megatron-Core --overlap-moe-expert-parallel-comm, DeepSeek's DualPipe)",
     )
+    moe_act_recompute: bool = Field(
+        default=False,
+        description="the routed experts' activation recomputed in the backward instead of "
+        "kept (Megatron-Core --recompute-modules moe_act): its forward runs twice",
+    )
     flash_attention: bool = Field(
         default=True, description="fused attention keeps no s x s scores (FlashAttention)"
     )
@@ -480,6 +485,8 @@ class Workload(_Spec):
             )
         if self.ep_comm_overlap and self.moe is None:
             raise ValueError(f"workload {self.name!r}: ep_comm_overlap needs an MoE model (moe)")
+        if self.moe_act_recompute and self.moe is None:
+            raise ValueError(f"workload {self.name!r}: moe_act_recompute needs an MoE model (moe)")
         if self.rope_head_dim is not None and self.kv_lora_rank is None:
             raise ValueError(f"workload {self.name!r}: rope_head_dim is MLA's: give kv_lora_rank")
         mla_heads = (self.mla_qk_head_dim, self.mla_v_head_dim)

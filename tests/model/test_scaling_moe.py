@@ -186,12 +186,16 @@ def test_token_shuffles_are_part_of_the_compute_term_and_none_for_a_dense_model(
         (True, Recompute.FULL, (3 * 2 + 5) * 512),
         # squared ReLU (not gated): f and f forward, 3f backward
         (False, Recompute.NONE, (2 + 3) * 512),
+        # Megatron-Core's selective recompute of moe_act runs the forward again
+        ("moe_act", Recompute.NONE, (3 * 2 + 5) * 512),
     ],
 )
 def test_the_routed_experts_activation_moves_every_routed_copy_through_hbm(
     gated, recompute, elements
 ):
-    job = moe_job().model_copy(update={"gated_mlp": gated})
+    job = moe_job().model_copy(
+        update={"gated_mlp": bool(gated), "moe_act_recompute": gated == "moe_act"}
+    )
     hw = eight_h100()
     c = ModelConstants()
     g = _grid(job, hw, LayoutGrid.partial(job, 1, 1, 1, recompute, 1), c)
@@ -301,3 +305,9 @@ def test_a_low_precision_expert_quantises_its_grouped_gemms_inputs(precision, re
         / (hw.hbm_bytes_per_s[0] * c.hbm_efficiency)
     )
     assert added[0, 0] == pytest.approx(expected)
+
+
+def test_recomputing_moe_act_needs_a_moe_model():
+    fields = moe_job().model_dump() | {"moe": None, "moe_act_recompute": True}
+    with pytest.raises(ValueError, match="moe_act_recompute needs an MoE model"):
+        Workload.model_validate(fields)
