@@ -22,7 +22,15 @@ from typing import Any
 
 from fabricscope.accuracy.validation import CalibrationCase, SkippedRow, map_rows
 from fabricscope.model.scaling import LayoutGrid
-from fabricscope.model.workload import Fp8Recipe, LoRA, Precision, Recompute, Stack, Workload
+from fabricscope.model.workload import (
+    Dispatcher,
+    Fp8Recipe,
+    LoRA,
+    Precision,
+    Recompute,
+    Stack,
+    Workload,
+)
 from fabricscope.model.workloads import architectures
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "fixtures" / "published_runs"
@@ -96,6 +104,8 @@ class Table:
     # the same release and layout ran with (:func:`benchmark_recipes`), or None where the
     # table's configurations are not read
     recipes: Path | None = None
+    # the MoE token dispatcher a row states (None: not stated, NCCL's all-to-all assumed)
+    dispatcher_of: Callable[[dict[str, str]], Dispatcher | None] = lambda row: None
 
     def why_unmapped(self, model: str) -> str:
         for start, reason in self.unmapped.items():
@@ -277,6 +287,10 @@ AUTOMODEL_TABLE = Table(
     },
     system_of=lambda row: _automodel_heading(row)[0],
     sequence_column="seq_length",
+    # the kernel_optimizations column names DeepEP on every MoE row ("TE + DeepEP")
+    dispatcher_of=lambda row: (
+        Dispatcher.DEEPEP if "deepep" in row["kernel_optimizations"].lower() else None
+    ),
     stack=Stack.FSDP,
     stack_note=(
         "software stack: NeMo AutoModel (PyTorch-native FSDP2 with Transformer Engine "
@@ -575,6 +589,19 @@ class BenchmarkRecipe:
     cpu_offload_layers: int
     tp_comm_overlap: bool
     ep_comm_overlap: bool
+    # the MoE token dispatcher (moe_token_dispatcher_type, and the flex dispatcher's
+    # moe_flex_dispatcher_backend), None for a dense recipe that states none
+    dispatcher: Dispatcher | None = None
+
+
+def _recipe_dispatcher(row: dict[str, str]) -> Dispatcher | None:
+    """A recipe's dispatcher: Megatron-Core's flex dispatcher runs the backend named, its
+    alltoall dispatcher NCCL's all-to-all whatever backend is also set (Megatron-Bridge's
+    apply_flex_dispatcher_backend only takes effect with moe_token_dispatcher_type flex)."""
+    kind = row["moe_token_dispatcher_type"].strip().lower()
+    if kind == "flex":
+        return Dispatcher(row["moe_flex_dispatcher_backend"].strip().lower())
+    return Dispatcher.ALLTOALL if kind == "alltoall" else None
 
 
 RecipeKey = tuple[str, str, str, str, str, int]
@@ -612,6 +639,7 @@ def benchmark_recipes(
                 ),
                 tp_comm_overlap=row["tp_comm_overlap"].strip().lower() == "true",
                 ep_comm_overlap=row["ep_comm_overlap"].strip().lower() == "true",
+                dispatcher=_recipe_dispatcher(row),
             )
             key = (row["release"], row["model"], row["system"], row["precision"], row["task"], gpus)
             recipes.setdefault(key, []).append(recipe)
@@ -944,8 +972,19 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
             )
         if (_int(row, "etp") or 1) != 1:
             raise _Skip("expert tensor parallelism > 1 is not modelled")
-        fields["moe"] = {**fields["moe"], "expert_parallel": ep}
+        dispatcher, dispatcher_source = table.dispatcher_of(row), "the row"
+        if bench_recipe is not None and bench_recipe.dispatcher is not None:
+            dispatcher = bench_recipe.dispatcher
+            dispatcher_source = f"the benchmark configuration {bench_recipe.name}"
+        fields["moe"] = {
+            **fields["moe"],
+            "expert_parallel": ep,
+            **({"dispatcher": dispatcher} if dispatcher is not None else {}),
+        }
         notes += [
+            f"token dispatcher {dispatcher.value}, from {dispatcher_source}"
+            if dispatcher is not None
+            else "token dispatcher not stated: NCCL's all-to-all assumed",
             TOKEN_DROP if "(tokendrop)" in model else "routing force-balanced (the table's note)",
             f"expert parallel {ep}, from {ep_source}",
             mtp_note,
@@ -1194,7 +1233,9 @@ def deepseek_v3_report_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]
         n_gpus, tp, pp, ep = (_int(row, k) for k in ("num_gpus", "tp", "pp", "ep"))
         assert n_gpus and tp and pp and ep
         fields = dict(architectures()[shape]["fields"])
-        fields["moe"] = {**fields["moe"], "expert_parallel": ep}
+        # its all-to-all kernels send a token over InfiniBand once per target node and forward
+        # it over NVLink there (report 3.2.2), as DeepEP, their release, does
+        fields["moe"] = {**fields["moe"], "expert_parallel": ep, "dispatcher": Dispatcher.DEEPEP}
         fields.update(
             name=f"DeepSeek-V3 report {row['gpu_model']} {n_gpus} GPUs",
             seq_len=_int(row, "seq_len"),
@@ -1225,6 +1266,8 @@ def deepseek_v3_report_cases() -> tuple[list[CalibrationCase], list[SkippedRow]]
             f"layout TP {tp}, PP {pp}, EP {ep}, ZeRO-1 DP {_int(row, 'dp')} "
             f"('{row['quote_layout']}'); the micro-batch not stated: searched; DualPipe's "
             "schedule costed as 1F1B with its all-to-all overlapped (ep_comm_overlap)",
+            "token dispatcher deepep: the report's all-to-all kernels send a token over "
+            "InfiniBand once per target node and forward it over NVLink there (3.2.2)",
             f"batch {row['gbs']} sequences of {row['seq_len']} tokens ('{row['quote_batch']}'): "
             "the GPU hours are pre-training's average, its ramp included",
             f"precision {workload.precision_label}, multi-token prediction depth "

@@ -24,7 +24,16 @@ from fabricscope.model.hardware import (
     HardwareProfiles,
     fabric_efficiency,
 )
-from fabricscope.model.workload import Fp8Recipe, Mamba, Precision, Recompute, Stack, Workload
+from fabricscope.model.workload import (
+    Dispatcher,
+    Fp8Recipe,
+    Mamba,
+    MoE,
+    Precision,
+    Recompute,
+    Stack,
+    Workload,
+)
 
 RECOMPUTE_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
 # A100 SXM: 312 TFLOP/s BF16 over 2.039 TB/s of HBM (gpus.csv): the width constant's reference
@@ -1527,6 +1536,27 @@ def _nvlink_alltoall_share(ranks: Array) -> Array:
     return np.interp(np.log2(np.maximum(ranks, 1.0)), _HYBRIDEP_LOG2_RANKS, _HYBRIDEP_SHARES)
 
 
+def _fabric_copy_share(moe: MoE, ep: Array, local: Array) -> Array:
+    """The share of a token's routed copies bound for other NVLink domains that cross the
+    fabric. NCCL's all-to-all sends each copy (1). DeepEP and HybridEP send a token once to
+    each other domain that holds any of its experts and fan it out over NVLink there
+    (DeepSeek-V3 report, arXiv:2412.19437 3.2.2; deepseek-ai/DeepEP's internode kernels;
+    HybridEP's per-node ``rdma_to_attn_map``): with ``ep / local`` domains of ``E local / ep``
+    experts each and uniform top-k routing without replacement, a domain other than the
+    sender's holds one of a token's experts with probability ``1 - C(E - E_d, k) / C(E, k)``,
+    so the copies over the fabric are ``(domains - 1)`` times that, against ``k (domains -
+    1) / domains`` without it."""
+    if moe.dispatcher is Dispatcher.ALLTOALL:
+        return np.ones_like(np.asarray(ep, dtype=float))
+    domains = np.maximum(np.asarray(ep, dtype=float) / np.maximum(local, 1.0), 1.0)
+    experts, k = float(moe.experts), moe.top_k
+    per_domain = experts / domains
+    missed = np.ones_like(domains)
+    for i in range(k):
+        missed = missed * np.clip((experts - per_domain - i) / (experts - i), 0.0, 1.0)
+    return np.where(domains > 1.0, domains * (1.0 - missed) / k, 1.0)
+
+
 def _ep_comm(
     workload: Workload, g: _Grid, c: ModelConstants, ep: Array, compute: Array
 ) -> tuple[Array, Array]:
@@ -1548,13 +1578,14 @@ def _ep_comm(
     local = np.minimum(ep, domain / t)
     nvlink_part = (np.maximum(local, 1.0) - 1) / ep
     nic_part = np.maximum(0.0, ep - local) / ep
+    fabric_copies = _fabric_copy_share(moe, ep, local)
     a2a_nodes = np.ceil(ep * t / per_node)
     a2a_bus = g.fabric_bus(np.maximum(a2a_nodes, 1.0)) * c.alltoall_efficiency
     one = (
         c.collective_base_latency_s
         + (ep - 1) * np.where(nic_part > 0, net_step, c.nvlink_step_latency_s)
         + volume * nvlink_part / (g.col["scaleup_bytes_per_s"] * _nvlink_alltoall_share(local))
-        + volume * nic_part / np.maximum(a2a_bus, 1.0)
+        + volume * nic_part * fabric_copies / np.maximum(a2a_bus, 1.0)
     )
     ep_time = np.where(ep > 1, (m * moe_layers / p) * 4.0 * one, 0.0)
     # the part of it spent on the fabric: bytes to peers outside the NVLink domain
@@ -1562,7 +1593,7 @@ def _ep_comm(
         (ep > 1) & (nic_part > 0),
         (m * moe_layers / p)
         * 4.0
-        * ((ep - 1) * net_step + volume * nic_part / np.maximum(a2a_bus, 1.0)),
+        * ((ep - 1) * net_step + volume * nic_part * fabric_copies / np.maximum(a2a_bus, 1.0)),
         0.0,
     )
     if workload.ep_comm_overlap:

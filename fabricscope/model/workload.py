@@ -118,6 +118,25 @@ LOAD_IMBALANCE = (
 )
 
 
+class Dispatcher(StrEnum):
+    """How a MoE layer's tokens travel to their experts' ranks (Megatron-Core's
+    ``moe_token_dispatcher_type`` and ``moe_flex_dispatcher_backend``)."""
+
+    ALLTOALL = "alltoall"  # NCCL all-to-all: one copy per (token, routed expert)
+    DEEPEP = "deepep"  # DeepEP: one copy per destination node over the fabric
+    HYBRIDEP = "hybridep"  # NVIDIA's HybridEP: the same over the fabric
+
+
+# MoE.dispatcher
+DISPATCHER = (
+    "the token dispatcher: alltoall (Megatron-Core's NCCL all-to-all, one copy of a token "
+    "per routed expert on another rank), deepep or hybridep (the flex dispatcher's kernels: "
+    "a token crosses the fabric once per destination node that holds any of its experts, "
+    "then fans out over NVLink: DeepSeek-V3 report 3.2.2, deepseek-ai/DeepEP); default "
+    "alltoall"
+)
+
+
 class MoE(_Spec):
     """Mixture of experts: ``experts`` per MoE layer, each token routed to ``top_k``."""
 
@@ -131,6 +150,7 @@ class MoE(_Spec):
     )
     latent_size: int | None = Field(default=None, gt=0, le=262_144, description=LATENT_SIZE)
     load_imbalance: float = Field(default=1.0, ge=1.0, le=64.0, description=LOAD_IMBALANCE)
+    dispatcher: Dispatcher = Field(default=Dispatcher.ALLTOALL, description=DISPATCHER)
 
     @model_validator(mode="after")
     def _top_k_fits(self) -> Self:

@@ -28,6 +28,7 @@ from fabricscope.accuracy.published_tables import (
     automodel_cases,
     benchmark_recipes,
     calibration_set,
+    deepseek_v3_report_cases,
     megatron_bridge_cases,
     nemo_2407_cases,
     nemo_llama_flops_per_token,
@@ -48,7 +49,7 @@ from fabricscope.model.scaling import (
     _high_precision_flops_step,
     _model_flops_step,
 )
-from fabricscope.model.workload import Fp8Recipe, Precision, Recompute, Stack
+from fabricscope.model.workload import Dispatcher, Fp8Recipe, Precision, Recompute, Stack
 from fabricscope.model.workloads import preset
 
 
@@ -447,6 +448,40 @@ def test_bridge_rows_run_the_settings_of_their_release_s_configuration_of_their_
         c for c in cases.values() if any("s benchmark configuration " in a for a in c.assumptions)
     ]
     assert (len(matched), len(cases)) == (215, 245)
+
+
+def test_a_moe_row_runs_the_token_dispatcher_its_configuration_or_table_names():
+    """The release configuration's moe_token_dispatcher_type (flex: its backend; alltoall:
+    NCCL's, whatever backend is also set); NeMo AutoModel's kernel_optimizations column; the
+    DeepSeek-V3 report's own kernels; NCCL's all-to-all where nothing says."""
+    cases = {c.run_id: c for c in megatron_bridge_cases()[0]}
+
+    def dispatcher(case: CalibrationCase) -> Dispatcher:
+        assert case.workload.moe is not None
+        return case.workload.moe.dispatcher
+
+    # GPT-OSS-120B's GB300 configuration names deepep as the backend of an alltoall dispatcher
+    gpt_oss = cases["mbridge_26.04.01_GPT OSS 120B_DGX-GB300_BF16_64gpu_r1"]
+    assert dispatcher(gpt_oss) is Dispatcher.ALLTOALL
+    assert "token dispatcher alltoall, from the benchmark configuration" in " ".join(
+        gpt_oss.assumptions
+    )
+    assert dispatcher(cases["mbridge_26.04.01_DeepSeekV3_DGX-GB300_MXFP8_256gpu_r1"]) is (
+        Dispatcher.HYBRIDEP
+    )
+    assert dispatcher(cases["mbridge_26.04.01_DeepSeekV3_DGX-B200_MXFP8_256gpu_r4"]) is (
+        Dispatcher.DEEPEP
+    )
+    # release 25.11's B200 rows find no configuration of their layout: not stated, NCCL's
+    unstated = cases["mbridge_25.11_Qwen3_30B_a3B_DGX-B200_FP8-MX_8gpu_r5"]
+    assert dispatcher(unstated) is Dispatcher.ALLTOALL
+    assert "token dispatcher not stated: NCCL's all-to-all assumed" in unstated.assumptions
+    automodel = {c.run_id: c for c in automodel_cases()[0]}
+    kimi = automodel["automodel_cb9765441e51_Kimi K2_DGX-H100_BF16_256gpu_r6"]
+    assert dispatcher(kimi) is Dispatcher.DEEPEP
+    assert "token dispatcher deepep, from the row" in kimi.assumptions
+    (report,) = deepseek_v3_report_cases()[0]
+    assert dispatcher(report) is Dispatcher.DEEPEP
 
 
 def test_a_row_its_table_marks_as_a_known_regression_is_left_out():

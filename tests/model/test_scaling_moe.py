@@ -15,13 +15,14 @@ from fabricscope.model.scaling import (
     _expert_activation,
     _expert_gemm_calls,
     _expert_rows,
+    _fabric_copy_share,
     _gemm_width,
     _grid,
     _moe_permutation,
     _nvlink_alltoall_share,
     estimate,
 )
-from fabricscope.model.workload import Precision, Recompute, Stack, Workload
+from fabricscope.model.workload import Dispatcher, Precision, Recompute, Stack, Workload
 from fabricscope.rank.catalog import profiles
 
 
@@ -311,3 +312,46 @@ def test_recomputing_moe_act_needs_a_moe_model():
     fields = moe_job().model_dump() | {"moe": None, "moe_act_recompute": True}
     with pytest.raises(ValueError, match="moe_act_recompute needs an MoE model"):
         Workload.model_validate(fields)
+
+
+def test_deepep_and_hybridep_send_a_token_once_to_each_other_domain():
+    """8 experts, top-2, EP 4 over two NVLink domains of 2 ranks (4 experts each): another
+    domain holds none of a token's experts with probability C(4, 2) / C(8, 2) = 6/28, so
+    22/28 copies cross the fabric where NCCL's all-to-all sends k (d - 1) / d = 1."""
+    ep, local = np.array([[4.0]]), np.array([[2.0]])
+    nccl = moe_job().moe
+    assert nccl is not None and nccl.dispatcher is Dispatcher.ALLTOALL
+    assert _fabric_copy_share(nccl, ep, local)[0, 0] == 1.0
+    for dispatcher in (Dispatcher.DEEPEP, Dispatcher.HYBRIDEP):
+        flex = nccl.model_copy(update={"dispatcher": dispatcher})
+        assert _fabric_copy_share(flex, ep, local)[0, 0] == pytest.approx(22 / 28)
+        # one domain: nothing crosses the fabric to deduplicate
+        assert _fabric_copy_share(flex, ep, ep)[0, 0] == 1.0
+
+
+def test_a_flex_dispatcher_spends_less_time_on_the_fabric_not_on_nvlink():
+    hw = profiles(
+        [
+            {
+                "gpu_model": "H100-SXM-80GB",
+                "gpu_count": 16,
+                "gpus_per_node": 8,
+                "fabric_class": "infiniband",
+                "fabric_gbps_per_gpu": 400,
+            }
+        ]
+    )
+    c = ModelConstants()
+
+    def step(ep: int, dispatcher: str) -> tuple[float, float]:
+        job = moe_job(experts=16, expert_parallel=ep, dispatcher=dispatcher).model_copy(
+            update={"global_batch_size": 16}
+        )
+        r = estimate(job, hw, LayoutGrid.partial(job, 1, 1, 1, Recompute.NONE, 1), c)
+        return float(r.ep_comm_s[0]), float(r.compute_s[0])
+
+    # EP 8 in one node: the same either way
+    assert step(8, "deepep") == step(8, "alltoall")
+    # EP 16 over two nodes: fewer copies on the fabric, the compute unchanged
+    (deepep, compute), (nccl, same) = step(16, "deepep"), step(16, "alltoall")
+    assert deepep < nccl and compute == same
