@@ -875,6 +875,17 @@ class Workload(_Spec):
         present = {m for kind in kinds for m, w in self._layer_weights(kind).items() if w > 0}
         return present | ({PrecisionModule.MTP} if self.mtp_layers else set())
 
+    def _layer_in_bf16(self, lp: LayerPrecision, position: int) -> bool:
+        """Whether ``lp`` keeps the main model's layer at ``position`` whole in BF16 (one of
+        its first or last layers; a position of -1, a layer of no known place, is not)."""
+        last = len(self._layer_order() or ()) - lp.bf16_last_layers
+        return position >= 0 and (position < lp.bf16_first_layers or position >= last)
+
+    def _mtp_in_bf16(self, lp: LayerPrecision) -> bool:
+        """Whether the multi-token-prediction block runs whole in BF16: with the ``mtp``
+        module, and always in an nvfp4 job (:meth:`_off_precision_weights`)."""
+        return PrecisionModule.MTP in lp.bf16_modules or self.precision is Precision.NVFP4
+
     def _off_precision_weights(self, lp: LayerPrecision) -> tuple[float, float]:
         """The linear weights a token passes per step's forward that ``lp`` keeps in BF16 and
         runs in FP8. Main-model weights scale to a stated size as :attr:`active_params` does
@@ -895,11 +906,10 @@ class Workload(_Spec):
 
         embeddings = self.embedding_params
         scale = (self.active_params - embeddings) / (self._derived_params(active=True) - embeddings)
-        last = len(self._layer_order() or ()) - lp.bf16_last_layers
         for kind, count, i in self._layer_kinds():
-            add(kind, count * scale, i >= 0 and (i < lp.bf16_first_layers or i >= last))
+            add(kind, count * scale, self._layer_in_bf16(lp, i))
         if self.mtp_layers:
-            whole = PrecisionModule.MTP in lp.bf16_modules or self.precision is Precision.NVFP4
+            whole = self._mtp_in_bf16(lp)
             for kind in self._mtp_kinds():
                 add(kind, float(self.mtp_layers), whole)
             if whole:  # the projection of the concatenated embedding and hidden state
@@ -948,15 +958,13 @@ class Workload(_Spec):
                 precision = self.precision
             passes[precision] = passes.get(precision, 0.0) + count
 
-        last = len(self._layer_order() or ()) - lp.bf16_last_layers
         share = self.moe_layers / self.layers  # a transformer layer's MoE part
         for kind, count, i in self._layer_kinds():
             moe = count if kind == "E" else count * share if kind == "T" else 0.0
             if moe:
-                add(moe, i >= 0 and (i < lp.bf16_first_layers or i >= last))
+                add(moe, self._layer_in_bf16(lp, i))
         if self.mtp_layers:
-            whole = PrecisionModule.MTP in lp.bf16_modules or self.precision is Precision.NVFP4
-            add(float(self.mtp_layers), whole)
+            add(float(self.mtp_layers), self._mtp_in_bf16(lp))
         return passes
 
     @property
