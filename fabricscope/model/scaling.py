@@ -723,6 +723,13 @@ def _expert_parallel(workload: Workload, g: _Grid) -> Array:
     return np.minimum(float(moe.expert_parallel or moe.experts), g.dp * g.cp * g.t)
 
 
+def _rank_tokens(workload: Workload, g: _Grid) -> Array:
+    """The tokens a rank's MoE layer dispatches per micro-batch: ``b·s/(t·cp)`` (sequence
+    parallelism splits the micro-batch's tokens over TP, Megatron's requirement for MoE with
+    TP > 1; context parallelism over CP)."""
+    return g.b * workload.seq_len / (g.t * g.cp)
+
+
 def _expert_rows(workload: Workload, g: _Grid) -> Array | float:
     """The rows of one routed expert's GEMM per micro-batch, balanced routing: each of the
     ``ep`` ranks of its expert-parallel group sends ``b s / (t cp)`` tokens (sequence
@@ -731,8 +738,7 @@ def _expert_rows(workload: Workload, g: _Grid) -> Array | float:
     moe = workload.moe
     if moe is None:
         return np.inf
-    tokens = g.b * workload.seq_len / (g.t * g.cp)
-    return tokens * _expert_parallel(workload, g) * moe.top_k / moe.experts
+    return _rank_tokens(workload, g) * _expert_parallel(workload, g) * moe.top_k / moe.experts
 
 
 @dataclass(frozen=True)
@@ -1186,7 +1192,7 @@ def _expert_activation(workload: Workload, g: _Grid, c: ModelConstants) -> Array
     # a full recompute repeats the forward in its share of the layers, moe_act's in the rest
     again = 1.0 if workload.moe_act_recompute else g.share
     elements = forward * (1.0 + again) + backward
-    copies = g.b * workload.seq_len / (g.t * g.cp) * moe.top_k
+    copies = _rank_tokens(workload, g) * moe.top_k
     per_pass = elements * ACTIVATION_BYTES
     w = float(workload.routed_width)
     quantised = (w + f) * (1.0 + g.share) + w + gate * f
@@ -1217,9 +1223,14 @@ def _moe_permutation(workload: Workload, g: _Grid, c: ModelConstants) -> Array:
     sort = np.where(moe.experts / ep > 1, 4.0, 0.0)
     forward = 2.0 + 2.0 / moe.top_k + sort
     passes = forward * (1.0 + g.share) + forward
-    tokens = g.b * workload.seq_len / (g.t * g.cp)
     moe_layers = workload.moe_layer_passes
-    elements = (g.m * moe_layers / g.p) * passes * tokens * moe.top_k * workload.routed_width
+    elements = (
+        (g.m * moe_layers / g.p)
+        * passes
+        * _rank_tokens(workload, g)
+        * moe.top_k
+        * workload.routed_width
+    )
     return elements * PERMUTED_BYTES / (g.col["hbm_bytes_per_s"] * c.hbm_efficiency)
 
 
@@ -1565,13 +1576,13 @@ def _ep_comm(
     if moe is None:
         zero = np.zeros_like(compute)
         return zero, zero
-    t, p, m, s = g.t, g.p, g.m, workload.seq_len
+    t, p, m = g.t, g.p, g.m
     domain, per_node, net_step = g.col["nvlink_domain_gpus"], g.col["gpus_per_node"], g.net_step
     moe_layers = workload.moe_layer_passes  # multi-token prediction's MoE layers among them
     # with TP, sequence parallelism splits the tokens (Megatron requires it for MoE with
     # TP > 1): each rank dispatches s/t of them, then gathers over TP on NVLink; a LatentMoE
     # dispatches its latent (Megatron-Core token_dispatcher.py: hidden_dim = moe_latent_size)
-    volume = g.b * s / (t * g.cp) * moe.top_k * workload.routed_width * g.beta * (ep - 1) / ep
+    volume = _rank_tokens(workload, g) * moe.top_k * workload.routed_width * g.beta * (ep - 1) / ep
     # the most-loaded rank receives (dispatch) and returns (combine) load_imbalance times the
     # mean, and each all-to-all ends with its largest transfer
     volume = volume * moe.load_imbalance

@@ -875,11 +875,14 @@ class Workload(_Spec):
         present = {m for kind in kinds for m, w in self._layer_weights(kind).items() if w > 0}
         return present | ({PrecisionModule.MTP} if self.mtp_layers else set())
 
-    def _layer_in_bf16(self, lp: LayerPrecision, position: int) -> bool:
-        """Whether ``lp`` keeps the main model's layer at ``position`` whole in BF16 (one of
-        its first or last layers; a position of -1, a layer of no known place, is not)."""
-        last = len(self._layer_order() or ()) - lp.bf16_last_layers
-        return position >= 0 and (position < lp.bf16_first_layers or position >= last)
+    def _layer_kinds_in_bf16(self, lp: LayerPrecision) -> list[tuple[str, float, bool]]:
+        """:meth:`_layer_kinds` as (kind, count, whole): whether ``lp`` keeps the layer whole
+        in BF16, one of its first or last layers (a layer of no known place is not)."""
+        first, last = lp.bf16_first_layers, len(self._layer_order() or ()) - lp.bf16_last_layers
+        return [
+            (kind, count, i >= 0 and (i < first or i >= last))
+            for kind, count, i in self._layer_kinds()
+        ]
 
     def _mtp_in_bf16(self, lp: LayerPrecision) -> bool:
         """Whether the multi-token-prediction block runs whole in BF16: with the ``mtp``
@@ -906,8 +909,8 @@ class Workload(_Spec):
 
         embeddings = self.embedding_params
         scale = (self.active_params - embeddings) / (self._derived_params(active=True) - embeddings)
-        for kind, count, i in self._layer_kinds():
-            add(kind, count * scale, self._layer_in_bf16(lp, i))
+        for kind, count, whole in self._layer_kinds_in_bf16(lp):
+            add(kind, count * scale, whole)
         if self.mtp_layers:
             whole = self._mtp_in_bf16(lp)
             for kind in self._mtp_kinds():
@@ -959,10 +962,10 @@ class Workload(_Spec):
             passes[precision] = passes.get(precision, 0.0) + count
 
         share = self.moe_layers / self.layers  # a transformer layer's MoE part
-        for kind, count, i in self._layer_kinds():
+        for kind, count, whole in self._layer_kinds_in_bf16(lp):
             moe = count if kind == "E" else count * share if kind == "T" else 0.0
             if moe:
-                add(moe, self._layer_in_bf16(lp, i))
+                add(moe, whole)
         if self.mtp_layers:
             add(float(self.mtp_layers), self._mtp_in_bf16(lp))
         return passes
