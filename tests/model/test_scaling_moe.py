@@ -179,24 +179,22 @@ def test_token_shuffles_are_part_of_the_compute_term_and_none_for_a_dense_model(
 
 
 @pytest.mark.parametrize(
-    ("gated", "recompute", "elements"),
+    ("gated", "moe_act", "recompute", "elements"),
     [
         # SwiGLU: forward reads 2f and writes f; backward reads f and 2f, writes 2f
-        (True, Recompute.NONE, (3 + 5) * 512),
+        (True, False, Recompute.NONE, (3 + 5) * 512),
         # full recompute runs the forward again
-        (True, Recompute.FULL, (3 * 2 + 5) * 512),
+        (True, False, Recompute.FULL, (3 * 2 + 5) * 512),
         # squared ReLU (not gated): f and f forward, 3f backward
-        (False, Recompute.NONE, (2 + 3) * 512),
+        (False, False, Recompute.NONE, (2 + 3) * 512),
         # Megatron-Core's selective recompute of moe_act runs the forward again
-        ("moe_act", Recompute.NONE, (3 * 2 + 5) * 512),
+        (True, True, Recompute.NONE, (3 * 2 + 5) * 512),
     ],
 )
 def test_the_routed_experts_activation_moves_every_routed_copy_through_hbm(
-    gated, recompute, elements
+    gated, moe_act, recompute, elements
 ):
-    job = moe_job().model_copy(
-        update={"gated_mlp": bool(gated), "moe_act_recompute": gated == "moe_act"}
-    )
+    job = moe_job().model_copy(update={"gated_mlp": gated, "moe_act_recompute": moe_act})
     hw = eight_h100()
     c = ModelConstants()
     g = _grid(job, hw, LayoutGrid.partial(job, 1, 1, 1, recompute, 1), c)
