@@ -190,6 +190,18 @@ class ModelConstants:
         "an independent NeMo run on 8 B200: the model's Llama3-8B step at NVFP4 over FP8's is "
         "the measured 35,578 / 29,567 tokens/s (NEMO_NVFP4_B200)",
     )
+    # fused attention on 64-wide heads over 128-wide ones on GPUs with FP8 tensor cores
+    # (:func:`_head_width_rate`): the scores' matmul runs over the head width and the product
+    # with V is as wide, so a narrow head's tiles do half the work per byte loaded. Measured
+    # under a causal mask at 4k tokens in the FlashAttention README's own benchmark
+    # (Dao-AILab/flash-attention @7ef24848, assets/flash3_fp16_fwd.png, panels b and d):
+    # cuDNN's forward on an H100 SXM5, 0.69 to 0.72 from 512 to 16k tokens
+    narrow_head_attention_rate: float = _constant(
+        363.0 / 518.0,
+        "measured",
+        "cuDNN attention forward, causal, 4k tokens, H100 SXM5: 363 TFLOP/s at head dim 64 "
+        "over 518 at 128 (FlashAttention README, assets/flash3_fp16_fwd.png)",
+    )
     # achieved share of HBM bandwidth in streaming kernels (prior: STREAM-like copies reach
     # 80-90% of the datasheet figure); used for unfused attention's score traffic and MoE's
     # token shuffles (_moe_permutation)
@@ -1063,6 +1075,23 @@ class _Compute:
     attention: Array
 
 
+NARROW_HEAD_WIDTH = 64  # the measured narrow head's width
+
+
+def _head_width_rate(workload: Workload, col: dict[str, Array], c: ModelConstants) -> Array:
+    """The share of 128-wide heads' attention rate a workload's heads reach on each GPU with
+    FP8 tensor cores (Hopper on): ``narrow_head_attention_rate`` at 64 and below, 1 at 128
+    and above (MLA's wider heads included: no gain is counted), log-linear between. On older
+    GPUs 1: an A100's measured ratio was tried and left out (docs/MODEL.md, Known limits);
+    without a fused kernel 1 as well (the measurement is fused attention's)."""
+    if not workload.flash_attention:
+        return np.ones_like(col["peak_bf16"])
+    w = float(workload.head_width) if workload.kv_lora_rank is None else 128.0
+    x = float(np.clip(np.log2(w / NARROW_HEAD_WIDTH), 0.0, 1.0))
+    narrow = c.narrow_head_attention_rate ** (1.0 - x)
+    return np.where(col["peak_fp8"] > col["peak_bf16"], narrow, 1.0)
+
+
 def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
     """Compute time per step (model-notes 4.1), unfused attention's score traffic included.
 
@@ -1101,7 +1130,12 @@ def _compute(workload: Workload, g: _Grid, c: ModelConstants) -> _Compute:
     else:
         linear_rate = bf16_rate
     # attention's forward is a third of its forward and backward (4 of 12 l s h)
-    attention = (1.0 + attention_share / 3.0) * attention_flops / bf16_rate
+    # fused attention on heads narrower than 128 runs at a measured share of its rate
+    attention = (
+        (1.0 + attention_share / 3.0)
+        * attention_flops
+        / (bf16_rate * _head_width_rate(workload, col, c))
+    )
     # an nvfp4 job's linear layers its layer_precision runs in FP8 (MXFP8: at per-tensor
     # FP8's rate, as an MXFP8 job's, :func:`_fp8_recipe_factor`)
     mid = _fp8_flops_step(workload) * g.batch_scale

@@ -302,6 +302,47 @@ def test_unfused_attention_costs_hbm_time_that_flash_does_not():
     assert small_unfused.compute_s[0] / small_flash > unfused.compute_s[0] / flash.compute_s[0]
 
 
+def test_narrow_heads_run_fused_attention_at_the_measured_share_of_its_rate():
+    """A 64-wide head's fused attention runs at cuDNN's measured 64-over-128 ratio on an H100
+    (FlashAttention README): the attention term alone grows by 1 / rate; 128-wide heads, MLA,
+    unfused attention and GPUs without FP8 tensor cores (no ratio counted there) are unchanged,
+    and a 96-wide head falls between."""
+    c = ModelConstants()
+    base = preset("llama3-8b").model_copy(update={"seq_len": 8192, "global_batch_tokens": 2**22})
+    narrow = base.model_copy(update={"heads": 64, "kv_heads": 16})  # 4,096 / 64: 64 wide
+    layout = LayoutGrid.partial(base, 1, 1, 1, Recompute.NONE)
+
+    def compute(job, gpu="H100-SXM-80GB", rate=None):
+        k = c if rate is None else replace(c, narrow_head_attention_rate=rate)
+        return estimate(job, profiles([hardware(8, "infiniband", gpu=gpu)]), layout, k).compute_s[0]
+
+    # the attention term at the full rate, read off the term's 1 / rate growth
+    attention = compute(narrow, rate=0.5) - compute(narrow, rate=1.0)
+    assert attention > 0
+    expected = compute(narrow, rate=1.0) + attention * (1 / c.narrow_head_attention_rate - 1)
+    assert compute(narrow) == pytest.approx(expected)
+    assert c.narrow_head_attention_rate == pytest.approx(363 / 518)
+    # nothing else moves
+    assert compute(base) == pytest.approx(compute(base, rate=0.5))
+    assert compute(narrow, gpu="A100-SXM-80GB") == pytest.approx(
+        compute(narrow, gpu="A100-SXM-80GB", rate=0.5)
+    )
+    unfused = narrow.model_copy(update={"flash_attention": False})
+    assert compute(unfused) == pytest.approx(compute(unfused, rate=0.5))
+    mla = preset("deepseek-v3")
+    mla_layout = LayoutGrid.partial(mla, 8, 8, 1, Recompute.FULL)
+    mla_hw = profiles([hardware(512, "infiniband")])
+    assert estimate(mla, mla_hw, mla_layout, c).compute_s[0] == pytest.approx(
+        estimate(mla, mla_hw, mla_layout, replace(c, narrow_head_attention_rate=0.5)).compute_s[0]
+    )
+    # a 96-wide head takes the ratio log-linearly between 64 (all of it) and 128 (none)
+    middle = base.model_copy(update={"heads": 32, "head_dim": 96, "kv_heads": 8})
+    x = 1 - math.log2(96 / 64)
+    grown = compute(middle) - compute(middle, rate=1.0)
+    at_half = compute(middle, rate=0.5) - compute(middle, rate=1.0)
+    assert grown / at_half == pytest.approx((c.narrow_head_attention_rate**-x - 1) / (0.5**-x - 1))
+
+
 def test_tensor_parallelism_narrows_one_side_of_each_gemm():
     from fabricscope.model.scaling import _gemm_width
 
