@@ -592,6 +592,22 @@ class BenchmarkRecipe:
     # the MoE token dispatcher (moe_token_dispatcher_type, and the flex dispatcher's
     # moe_flex_dispatcher_backend), None for a dense recipe that states none
     dispatcher: Dispatcher | None = None
+    # Transformer Engine's fused grouped MLP for the routed experts (cutedsl_fused_grouped_mlp),
+    # read off a full-iteration CUDA graph: see FUSED_GROUPED_MLP_EVIDENCE
+    fused_grouped_mlp: bool = False
+
+
+# the release recipes' table records cuda_graph_impl but not cutedsl_fused_grouped_mlp: in the
+# two releases that set it (26.06 v0.5.0, 26.06.01 v0.5.1; no earlier tag's scripts/performance
+# names it) exactly the configurations with cuda_graph_impl "full_iteration" set it (38 of 38,
+# each checked through its replace() chain in the *_workload_base_configs.py files), and a
+# full-iteration graph of a dropless MoE needs the experts' device-side token counts the fused
+# path takes (Megatron-Core: moe_expert_rank_capacity_factor with HybridEP requires
+# use_transformer_engine_op_fuser, transformer_config.py @d98e8a64ddf3)
+FUSED_GROUPED_MLP_EVIDENCE = (
+    "every 26.06 and 26.06.01 configuration with a full-iteration CUDA graph sets "
+    "cutedsl_fused_grouped_mlp, and no other does"
+)
 
 
 def _recipe_dispatcher(row: dict[str, str]) -> Dispatcher | None:
@@ -640,6 +656,7 @@ def benchmark_recipes(
                 tp_comm_overlap=row["tp_comm_overlap"].strip().lower() == "true",
                 ep_comm_overlap=row["ep_comm_overlap"].strip().lower() == "true",
                 dispatcher=_recipe_dispatcher(row),
+                fused_grouped_mlp=row["cuda_graph_impl"].strip().lower() == "full_iteration",
             )
             key = (row["release"], row["model"], row["system"], row["precision"], row["task"], gpus)
             recipes.setdefault(key, []).append(recipe)
@@ -976,11 +993,19 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         if bench_recipe is not None and bench_recipe.dispatcher is not None:
             dispatcher = bench_recipe.dispatcher
             dispatcher_source = f"the benchmark configuration {bench_recipe.name}"
+        fused = bench_recipe is not None and bench_recipe.fused_grouped_mlp
         fields["moe"] = {
             **fields["moe"],
             "expert_parallel": ep,
             **({"dispatcher": dispatcher} if dispatcher is not None else {}),
+            **({"fused_grouped_mlp": True} if fused else {}),
         }
+        if fused:
+            notes.append(
+                "routed experts in Transformer Engine's fused grouped MLP (no per-expert GEMM "
+                f"calls): the benchmark configuration {bench_recipe.name} runs a full-iteration "
+                f"CUDA graph ({FUSED_GROUPED_MLP_EVIDENCE})"
+            )
         notes += [
             f"token dispatcher {dispatcher.value}, from {dispatcher_source}"
             if dispatcher is not None

@@ -1215,7 +1215,13 @@ def _expert_activation(workload: Workload, g: _Grid, c: ModelConstants) -> Array
     (``QUANTISED_BYTES`` an element): the copy (``w``, the routed width) and the activation's
     output (``f``) forward, again under full recompute, and the gradients of the second GEMM's
     output (``w``) and of the first's (``g·f``) backward. A dense layer's quantisation is
-    inside the fitted ``fp8_efficiency_factor``, as its activation is."""
+    inside the fitted ``fp8_efficiency_factor``, as its activation is.
+
+    Transformer Engine's fused grouped MLP (``moe.fused_grouped_mlp``) runs the activation and
+    its gradient in the grouped GEMMs' epilogues (cuDNN frontend's
+    ``grouped_gemm_glu_wrapper_sm100`` and ``grouped_gemm_dglu_wrapper_sm100``,
+    transformer_engine/pytorch/ops/fused/grouped_mlp.py @d0067d0da6cb) and writes their
+    outputs quantised: only the copy and the second GEMM's output gradient are moved apart."""
     moe = workload.moe
     if moe is None:
         return np.zeros_like(g.t * g.col["gpu_count"])
@@ -1227,9 +1233,16 @@ def _expert_activation(workload: Workload, g: _Grid, c: ModelConstants) -> Array
     again = 1.0 if workload.moe_act_recompute else g.share
     elements = forward * (1.0 + again) + backward
     copies = _rank_tokens(workload, g) * moe.top_k
-    per_pass = elements * ACTIVATION_BYTES
     w = float(workload.routed_width)
-    quantised = (w + f) * (1.0 + g.share) + w + gate * f
+    if moe.fused_grouped_mlp:
+        # the fused grouped MLP runs the activation (and its gradient) in the grouped GEMMs'
+        # epilogues and writes their outputs quantised: only the copy and the second GEMM's
+        # output gradient are quantised apart
+        per_pass = np.zeros_like(elements)
+        quantised = w * (1.0 + g.share) + w
+    else:
+        per_pass = elements * ACTIVATION_BYTES
+        quantised = (w + f) * (1.0 + g.share) + w + gate * f
     total = sum(
         passes * (per_pass + quantised * QUANTISED_BYTES.get(precision, 0.0))
         for precision, passes in workload.routed_expert_passes.items()
@@ -1356,9 +1369,13 @@ def _expert_gemm_calls(workload: Workload, g: _Grid, c: ModelConstants) -> Array
     docs/discussions/deepseek-v3-gb200-optimization @79e8592bb7a3). Six grouped GEMMs per MoE
     layer and micro-batch: the two linear layers' forward, data-gradient and weight-gradient;
     a full recompute repeats the forward's two (its share of the layers). A PyTorch stack's
-    experts (torchtitan's ``torch._grouped_mm``) run as one kernel: none."""
+    experts (torchtitan's ``torch._grouped_mm``) run as one kernel: none; nor do Transformer
+    Engine's fused grouped MLP's (``moe.fused_grouped_mlp``: "GroupedLinear -> ScaledSwiGLU ->
+    GroupedLinear" as a graph-safe path with the experts' token counts on the device,
+    NVIDIA/TransformerEngine benchmarks/linear/benchmark_graph_safe_grouped_mlp.py
+    @d0067d0da6cb)."""
     moe = workload.moe
-    if moe is None or workload.stack is not Stack.MEGATRON:
+    if moe is None or workload.stack is not Stack.MEGATRON or moe.fused_grouped_mlp:
         return np.zeros_like(g.t * g.col["gpu_count"])
     local = moe.experts / _expert_parallel(workload, g)
     calls = 6.0 + 2.0 * g.share

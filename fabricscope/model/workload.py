@@ -136,6 +136,15 @@ DISPATCHER = (
     "alltoall"
 )
 
+# MoE.fused_grouped_mlp
+FUSED_GROUPED_MLP = (
+    "the routed experts run Transformer Engine's fused grouped MLP (Megatron-Bridge's "
+    "cutedsl_fused_grouped_mlp, NVTE_CUTEDSL_FUSED_GROUPED_MLP=1; MXFP8 on Blackwell): one "
+    "graph-safe grouped kernel over the local experts with their token counts on the device, "
+    "so no per-expert GEMM call is paid; default false (Megatron-Core's grouped MLP: one "
+    "cuBLAS GEMM per local expert)"
+)
+
 
 class MoE(_Spec):
     """Mixture of experts: ``experts`` per MoE layer, each token routed to ``top_k``."""
@@ -151,6 +160,7 @@ class MoE(_Spec):
     latent_size: int | None = Field(default=None, gt=0, le=262_144, description=LATENT_SIZE)
     load_imbalance: float = Field(default=1.0, ge=1.0, le=64.0, description=LOAD_IMBALANCE)
     dispatcher: Dispatcher = Field(default=Dispatcher.ALLTOALL, description=DISPATCHER)
+    fused_grouped_mlp: bool = Field(default=False, description=FUSED_GROUPED_MLP)
 
     @model_validator(mode="after")
     def _top_k_fits(self) -> Self:
@@ -507,6 +517,15 @@ class Workload(_Spec):
             raise ValueError(f"workload {self.name!r}: ep_comm_overlap needs an MoE model (moe)")
         if self.moe_act_recompute and self.moe is None:
             raise ValueError(f"workload {self.name!r}: moe_act_recompute needs an MoE model (moe)")
+        if (
+            self.moe is not None
+            and self.moe.fused_grouped_mlp
+            and (self.precision is not Precision.FP8 or self.fp8_recipe is not Fp8Recipe.MXFP8)
+        ):
+            raise ValueError(
+                f"workload {self.name!r}: moe.fused_grouped_mlp needs MXFP8 (precision fp8, "
+                "fp8_recipe mxfp8): Transformer Engine's fused grouped MLP runs MXFP8 only"
+            )
         if self.rope_head_dim is not None and self.kv_lora_rank is None:
             raise ValueError(f"workload {self.name!r}: rope_head_dim is MLA's: give kv_lora_rank")
         mla_heads = (self.mla_qk_head_dim, self.mla_v_head_dim)

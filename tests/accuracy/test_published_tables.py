@@ -484,6 +484,28 @@ def test_a_moe_row_runs_the_token_dispatcher_its_configuration_or_table_names():
     assert dispatcher(report) is Dispatcher.DEEPEP
 
 
+def test_a_moe_row_whose_configuration_runs_a_full_iteration_graph_fuses_its_experts():
+    """26.06's full-iteration CUDA graph configurations set cutedsl_fused_grouped_mlp (and no
+    other does): their rows run Transformer Engine's fused grouped MLP, the others the
+    per-expert loop."""
+    cases = {c.run_id: c for c in megatron_bridge_cases()[0]}
+    fused = cases["mbridge_26.06_Qwen3_30B_a3B_DGX-GB300_MXFP8_8gpu_r1"]
+    assert fused.workload.moe is not None and fused.workload.moe.fused_grouped_mlp
+    assert any(
+        "fused grouped MLP" in a and "QWEN3_30B_A3B_PRETRAIN_CONFIG_GB300_FP8_MX_V1" in a
+        for a in fused.assumptions
+    )
+    looped = cases["mbridge_26.04.01_DeepSeekV3_DGX-GB300_MXFP8_256gpu_r1"]
+    assert looped.workload.moe is not None and not looped.workload.moe.fused_grouped_mlp
+    assert not any("fused grouped MLP" in a for a in looped.assumptions)
+    graphs = [
+        c for c in cases.values() if c.workload.moe is not None and c.workload.moe.fused_grouped_mlp
+    ]
+    assert graphs and all(
+        c.workload.fp8_recipe.value == "mxfp8" and "26.06" in c.run_id for c in graphs
+    )
+
+
 def test_a_row_its_table_marks_as_a_known_regression_is_left_out():
     _, skipped = megatron_bridge_cases()
     regressions = [s for s in skipped if "known issue" in s.reason]

@@ -257,6 +257,42 @@ def test_expert_gemm_calls_are_compute_time_for_megatron_moe_only():
         assert np.all(_expert_gemm_calls(other, g, c) == 0.0)
 
 
+def test_transformer_engine_s_fused_grouped_mlp_pays_no_per_expert_calls():
+    """The fused grouped MLP runs the local experts as one graph-safe kernel: the per-expert
+    calls' time goes, nothing else moves; it is an MXFP8 path, refused at any other precision."""
+    mx = {"precision": "fp8", "fp8_recipe": "mxfp8"}
+    looped = Workload.model_validate(moe_job().model_dump() | mx)
+    fields = looped.model_dump()
+    fields["moe"] = fields["moe"] | {"fused_grouped_mlp": True}
+    fused = Workload.model_validate(fields)
+    hw = eight_h100()
+    c = ModelConstants()
+    layout = LayoutGrid.partial(looped, 1, 1, 1, Recompute.NONE, 1)
+    assert np.all(_expert_gemm_calls(fused, _grid(fused, hw, layout, c), c) == 0.0)
+    # the activation runs in the GEMMs' epilogues, which write their outputs quantised: only
+    # the copy (w = 1,024) and the second GEMM's output gradient (w) are moved apart
+    moved = _expert_activation(fused, _grid(fused, hw, layout, c), c)
+    assert moved[0, 0] == pytest.approx(
+        4
+        * 2048
+        * 2
+        * (1024 + 1024)
+        * QUANTISED_BYTES[Precision.FP8]
+        / (hw.hbm_bytes_per_s[0] * c.hbm_efficiency)
+    )
+    assert moved[0, 0] < _expert_activation(looped, _grid(looped, hw, layout, c), c)[0, 0]
+    assert (
+        estimate(fused, hw, layout, c).step_time_s[0]
+        < estimate(looped, hw, layout, c).step_time_s[0]
+    )
+    for precision in (
+        {"precision": "bf16", "fp8_recipe": "tensorwise"},
+        {"fp8_recipe": "tensorwise"},
+    ):
+        with pytest.raises(ValueError, match=r"moe\.fused_grouped_mlp needs MXFP8"):
+            Workload.model_validate(fields | precision)
+
+
 def test_the_nvlink_all_to_all_reaches_hybridep_s_measured_share_by_its_ranks():
     """HybridEP among 8-36 GB200 ranks (deepseek-ai/DeepEP hybrid-ep README): the table's
     rows exactly, between them on the ranks' logarithm, and its ends beyond it."""
