@@ -687,6 +687,50 @@ def _matching_recipe(
     return None
 
 
+# the per-tensor FP8 recipes of the release recipes' table (delayed and current scaling, costed
+# alike: the model has one per-tensor rate)
+PER_TENSOR_FP8 = frozenset({"fp8_ds", "fp8_cs"})
+
+
+def _precision_of_layout(
+    table: Table, row: dict[str, str], model: str, task: str
+) -> tuple[str | None, str]:
+    """A row whose table prints no precision (Megatron-Bridge's 25.09): the note saying it ran
+    per-tensor FP8 when every configuration its release ships with the row's very layout (TP,
+    PP, CP, virtual stages, EP, global and micro-batch) is a per-tensor FP8 one, its BF16
+    configuration running another layout; else None and why the configurations cannot tell
+    (the row stays unscored)."""
+    if table.recipes is None or not row.get("release"):
+        return None, ""
+    try:
+        layout = tuple(
+            (_int(row, k) or 1) if k == "ep" else _int(row, k)
+            for k in ("tp", "pp", "cp", "vp", "ep", "gbs", "mbs")
+        )
+        n_gpus = _int(row, "num_gpus")
+    except _Skip:
+        return None, ": its layout cells hold two runs' figures, which no precision names"
+    name = re.sub(r"\s*\(.*\)$", "", model)
+    system = table.system_of(row)
+    found = {
+        precision: recipe.name
+        for (release, m, s, precision, t, gpus), recipes in benchmark_recipes(table.recipes).items()
+        if (release, m, s, t, gpus) == (row["release"], name, system, task, n_gpus)
+        for recipe in recipes
+        if recipe.layout == layout
+    }
+    if not found:
+        return None, ": no configuration of its release has its layout"
+    if not set(found) <= PER_TENSOR_FP8:
+        return None, ": its release ships its layout in BF16 as well as in FP8"
+    return (
+        f"precision not printed (release {row['release']}): per-tensor FP8, the only precision "
+        f"the release ships with the row's layout ({', '.join(sorted(found.values()))}); its "
+        "BF16 configuration runs another layout, and the table's footnote speaks of FP8 "
+        "quantisation granularities"
+    ), ""
+
+
 # Megatron-Core's selective recompute modules whose recomputed FLOPs the model does not count:
 # elementwise work (layernorm, moe_act) and MLA's up-projections (a few per cent of a layer)
 SMALL_MODULES = frozenset({"layernorm", "moe_act", "mla_up_proj"})
@@ -830,8 +874,12 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         raise _Skip(f"{model}: the LoRA benchmark's adapters (rank, layers) are not read")
     cp = _int(row, "cp") or 1
     label = table.precision_of(row)
+    derived: str | None = None
     if not label:
-        raise _Skip(f"precision not printed (release {row['release']})")
+        derived, why = _precision_of_layout(table, row, model, task)
+        if derived is None:
+            raise _Skip(f"precision not printed (release {row['release']}){why}")
+        label = "FP8"
     if "(" in label:
         raise _Skip(f"precision {label}: two recipes' measurements in one cell")
     if label not in PRECISIONS:
@@ -849,6 +897,8 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
     if precision is Precision.FP8 and recipe is None:
         recipe, why = table.plain_fp8
         fp8_note = f"precision {label}: FP8 recipe {recipe.value} ({why})"
+        if derived is not None:
+            fp8_note = f"{fp8_note}; {derived}"
     elif recipe is not None:
         fp8_note = f"precision {label}: FP8 recipe {recipe.value} ({RECIPE_NOTES[recipe]})"
     system = table.system_of(row)

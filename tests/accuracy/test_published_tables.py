@@ -68,7 +68,7 @@ def test_every_row_is_a_case_or_skipped_with_its_reason():
     # NVFP4 is a precision of its own since 2026-12-05, and a recipe's precision mix by layer
     # and module a workload's layer_precision since 2026-12-06: no NVFP4 row is left out
     assert not {r for r in reasons if "NVFP4" in r}
-    assert "precision not printed (release 25.09)" in reasons
+    assert any(r.startswith("precision not printed (release 25.09): ") for r in reasons)
     # DeepSeek-V3 by its preset's architecture, each row with its own expert-parallel size;
     # the variants the model cannot represent are left out, saying why
     deepseek = [c for c in cases if c.workload.moe is not None]
@@ -107,9 +107,11 @@ def test_every_row_is_a_case_or_skipped_with_its_reason():
     assert {c.workload.name.split()[0] for c in qwen} == {"Qwen3_30B_a3B", "Qwen3_235B_a22B"}
     assert all(c.workload.q_dim == c.workload.heads * 128 for c in qwen)
     # token dropping at capacity factor 1.0, padded to it, is the balanced routing the model
-    # assumes: the token-drop rows are left out only because release 25.09 prints no precision
+    # assumes: a token-drop row is left out only where release 25.09's missing precision
+    # cannot be told from its layout's configurations
     dropped = {r.reason for r in skipped if "(tokendrop)" in r.run_id}
-    assert dropped == {"precision not printed (release 25.09)"}
+    assert dropped and all(r.startswith("precision not printed (release 25.09): ") for r in dropped)
+    assert any("(tokendrop)" in c.run_id for c in cases)
     # GPT-OSS by its architecture: a 128-token window on every other layer
     oss = [c for c in cases if c.workload.name.startswith("GPT OSS 120B")]
     assert len(oss) >= 20
@@ -447,7 +449,7 @@ def test_bridge_rows_run_the_settings_of_their_release_s_configuration_of_their_
     matched = [
         c for c in cases.values() if any("s benchmark configuration " in a for a in c.assumptions)
     ]
-    assert (len(matched), len(cases)) == (215, 245)
+    assert (len(matched), len(cases)) == (218, 248)
 
 
 def test_a_moe_row_runs_the_token_dispatcher_its_configuration_or_table_names():
@@ -503,6 +505,30 @@ def test_a_moe_row_whose_configuration_runs_a_full_iteration_graph_fuses_its_exp
     ]
     assert graphs and all(
         c.workload.fp8_recipe.value == "mxfp8" and "26.06" in c.run_id for c in graphs
+    )
+
+
+def test_a_row_without_its_precision_runs_the_only_precision_its_layout_was_shipped_in():
+    """Release 25.09 prints no precision: a row is scored as per-tensor FP8 when every
+    configuration its release ships with the row's layout is a per-tensor FP8 one (the BF16
+    configuration runs another layout); where the layout's configurations run BF16 as well,
+    or none has it, the row stays out with that reason."""
+    cases, skipped = megatron_bridge_cases()
+    by_id = {c.run_id: c for c in cases}
+    llama = by_id["mbridge_25.09_LLAMA3_70B_DGX-H100_FP8_64gpu_r2"]
+    assert llama.workload.precision is Precision.FP8
+    assert any(
+        "per-tensor FP8, the only precision the release ships with the row's layout" in a
+        and "perf_matrix.h100.num_gpus_64.fp8_cs" in a
+        for a in llama.assumptions
+    )
+    assert len([c for c in cases if "_25.09_" in c.run_id]) == 3
+    reasons = {s.run_id: s.reason for s in skipped if s.run_id.startswith("25.09 ")}
+    assert reasons["25.09 LLAMA3.1_405B DGX-H100"].endswith(
+        "its release ships its layout in BF16 as well as in FP8"
+    )
+    assert reasons["25.09 Qwen3_30B_a3B (tokendrop) DGX-B200"].endswith(
+        "no configuration of its release has its layout"
     )
 
 
