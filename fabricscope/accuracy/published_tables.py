@@ -663,6 +663,12 @@ def benchmark_recipes(
     return recipes
 
 
+def _recipe_model(model: str) -> str:
+    """The model a table row names as its configurations name it: "DeepSeekV3 (w/o MTP)" and
+    "Qwen3_30B_a3B (tokendrop)" run DeepSeekV3's and Qwen3_30B_a3B's."""
+    return re.sub(r"\s*\(.*\)$", "", model)
+
+
 def _matching_recipe(
     table: Table,
     release: str,
@@ -679,8 +685,14 @@ def _matching_recipe(
     of one layout (V1, V2) agree on the settings read here (tests hold them to it)."""
     if table.recipes is None:
         return None
-    name = re.sub(r"\s*\(.*\)$", "", model)  # "DeepSeekV3 (w/o MTP)": DeepSeekV3's recipe
-    key = (release, name, system, RECIPE_PRECISION.get(label, label.lower()), task, n_gpus)
+    key = (
+        release,
+        _recipe_model(model),
+        system,
+        RECIPE_PRECISION.get(label, label.lower()),
+        task,
+        n_gpus,
+    )
     for recipe in benchmark_recipes(table.recipes).get(key, []):
         if recipe.layout == layout:
             return recipe
@@ -710,12 +722,11 @@ def _precision_of_layout(
         n_gpus = _int(row, "num_gpus")
     except _Skip:
         return None, ": its layout cells hold two runs' figures, which no precision names"
-    name = re.sub(r"\s*\(.*\)$", "", model)
-    system = table.system_of(row)
+    wanted = (row["release"], _recipe_model(model), table.system_of(row), task, n_gpus)
     found = {
         precision: recipe.name
         for (release, m, s, precision, t, gpus), recipes in benchmark_recipes(table.recipes).items()
-        if (release, m, s, t, gpus) == (row["release"], name, system, task, n_gpus)
+        if (release, m, s, t, gpus) == wanted
         for recipe in recipes
         if recipe.layout == layout
     }

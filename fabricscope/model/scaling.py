@@ -1227,20 +1227,19 @@ def _expert_activation(workload: Workload, g: _Grid, c: ModelConstants) -> Array
         return np.zeros_like(g.t * g.col["gpu_count"])
     gate = 2.0 if workload.gated_mlp else 1.0
     f = float(moe.expert_ffn_size or workload.ffn)
-    forward = (gate + 1.0) * f
-    backward = (2.0 * gate + 1.0) * f
-    # a full recompute repeats the forward in its share of the layers, moe_act's in the rest
-    again = 1.0 if workload.moe_act_recompute else g.share
-    elements = forward * (1.0 + again) + backward
     copies = _rank_tokens(workload, g) * moe.top_k
     w = float(workload.routed_width)
     if moe.fused_grouped_mlp:
         # the fused grouped MLP runs the activation (and its gradient) in the grouped GEMMs'
         # epilogues and writes their outputs quantised: only the copy and the second GEMM's
         # output gradient are quantised apart
-        per_pass = np.zeros_like(elements)
+        per_pass = np.zeros_like(g.share)
         quantised = w * (1.0 + g.share) + w
     else:
+        # a full recompute repeats the forward in its share of the layers, moe_act's in the
+        # rest
+        again = 1.0 if workload.moe_act_recompute else g.share
+        elements = (gate + 1.0) * f * (1.0 + again) + (2.0 * gate + 1.0) * f
         per_pass = elements * ACTIVATION_BYTES
         quantised = (w + f) * (1.0 + g.share) + w + gate * f
     total = sum(
@@ -1640,22 +1639,21 @@ def _ep_comm(
     local = np.minimum(ep, domain / t)
     nvlink_part = (np.maximum(local, 1.0) - 1) / ep
     nic_part = np.maximum(0.0, ep - local) / ep
-    fabric_copies = _fabric_copy_share(moe, ep, local)
     a2a_nodes = np.ceil(ep * t / per_node)
     a2a_bus = g.fabric_bus(np.maximum(a2a_nodes, 1.0)) * c.alltoall_efficiency
+    # the copies bound for peers outside the NVLink domain, over the fabric
+    on_fabric = volume * nic_part * _fabric_copy_share(moe, ep, local) / np.maximum(a2a_bus, 1.0)
     one = (
         c.collective_base_latency_s
         + (ep - 1) * np.where(nic_part > 0, net_step, c.nvlink_step_latency_s)
         + volume * nvlink_part / (g.col["scaleup_bytes_per_s"] * _nvlink_alltoall_share(local))
-        + volume * nic_part * fabric_copies / np.maximum(a2a_bus, 1.0)
+        + on_fabric
     )
     ep_time = np.where(ep > 1, (m * moe_layers / p) * 4.0 * one, 0.0)
     # the part of it spent on the fabric: bytes to peers outside the NVLink domain
     ep_fabric = np.where(
         (ep > 1) & (nic_part > 0),
-        (m * moe_layers / p)
-        * 4.0
-        * ((ep - 1) * net_step + volume * nic_part * fabric_copies / np.maximum(a2a_bus, 1.0)),
+        (m * moe_layers / p) * 4.0 * ((ep - 1) * net_step + on_fabric),
         0.0,
     )
     if workload.ep_comm_overlap:
