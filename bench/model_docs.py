@@ -112,6 +112,7 @@ BLIND_KINDS = {
     "Nemotron V3 Nano": "Nemotron 3 Nano (hybrid MoE)",
     "Nemotron_3_Super": "Nemotron 3 Super (hybrid LatentMoE, MTP)",
     "Nemotron V3 Super": "Nemotron 3 Super (hybrid LatentMoE)",
+    "Nemotron V3 Ultra": "Nemotron 3 Ultra (hybrid LatentMoE, MTP)",
 }
 
 

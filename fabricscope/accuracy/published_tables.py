@@ -123,14 +123,6 @@ TOKEN_DROP = (
     "(Megatron-Bridge apply_moe_token_drop @067f987df03b), so each expert runs the balanced "
     "share the model assumes"
 )
-# Nemotron 3 Ultra is Super's LatentMoE and multi-token prediction at a size whose configuration
-# no sourced file states: its benchmark reads it from the Hugging Face hub
-ULTRA_UNSOURCED = (
-    "its configuration (hidden size, layers, experts, latent) is in no sourced file: NeMo "
-    "AutoModel's benchmark reads it from the Hugging Face hub (examples/llm_benchmark/nemotron/"
-    "nemotron_ultra_v3_te_deepep.yaml @36044ad3d139: nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-"
-    "BF16); LatentMoE and multi-token prediction themselves are modelled (nemotron-3-super)"
-)
 MEGATRON_BRIDGE_TABLE = Table(
     family=FAMILY,
     path=MEGATRON_BRIDGE,
@@ -272,9 +264,10 @@ AUTOMODEL_TABLE = Table(
         "GPT-OSS 120B": "gpt-oss-120b",
         "Nemotron V3 Nano 30B (26.02)": "nemotron-3-nano",
         "Nemotron V3 Super 120B (26.02)": "nemotron-3-super",
+        "Nemotron V3 Ultra 550B (26.04)": "nemotron-3-ultra",
     },
     precision_of=lambda row: _automodel_heading(row)[1],
-    unmapped={"Nemotron V3 Ultra": ULTRA_UNSOURCED},
+    unmapped={},
     # release 26.02's run predates AutoModel's multi-token prediction for Nemotron 3
     # (nemo_automodel/components/models/nemotron_v3/mtp.py, added 2026-05-13 in #2161), and
     # its benchmark configuration sets none (nemotron_super_v3_te_deepep.yaml @36044ad3d139)
@@ -329,6 +322,11 @@ AUTOMODEL_TABLE = Table(
     configuration_of={
         ("Nemotron V3 Super 120B (26.02)", 64): _automodel_listed(
             "nemotron/nemotron_super_v3_te_deepep.yaml", Recompute.FULL
+        ),
+        # added with the row (#2539): EP 64, local batch 2, torch._grouped_mm experts, the
+        # repeated MTP head at 2 depths (the architecture's), activation_checkpointing: true
+        ("Nemotron V3 Ultra 550B (26.04)", 128): _automodel_listed(
+            "nemotron/nemotron_ultra_v3_te_deepep.yaml", Recompute.FULL
         ),
         ("Nemotron V3 Nano 30B (26.02)", 8): _automodel_listed(
             "nemotron/nemotron_nano_v3_te_deepep.yaml", Recompute.FULL

@@ -1,9 +1,11 @@
-"""NVIDIA's published hybrid Mamba-Transformer runs: Nemotron 3 Nano and Super scored blind by
-their architectures, Ultra left out (its configuration is in no sourced file)."""
+"""NVIDIA's published hybrid Mamba-Transformer runs: Nemotron 3 Nano, Super and Ultra scored
+blind by their architectures."""
 
 from __future__ import annotations
 
 from fabricscope.accuracy.published_tables import automodel_cases, megatron_bridge_cases
+from fabricscope.model.scaling import RECOMPUTE_MODES
+from fabricscope.model.workload import Recompute
 
 
 def test_nemotron_3_nano_rows_are_cases_with_their_mamba_layers():
@@ -24,11 +26,23 @@ def test_nemotron_3_nano_rows_are_cases_with_their_mamba_layers():
     assert not [row.reason for row in skipped if "Nemotron_3_Super" in row.run_id]
 
 
-def test_automodel_nano_and_super_rows_are_cases_and_ultra_says_why_not():
+def test_automodel_nano_super_and_ultra_rows_are_cases():
     cases, skipped = automodel_cases()
     nano = [c for c in cases if c.workload.name.startswith("Nemotron V3 Nano")]
     assert len(nano) == 1 and nano[0].workload.mamba_layers == 23
     super_ = [c for c in cases if c.workload.name.startswith("Nemotron V3 Super")]
     assert len(super_) == 1 and super_[0].workload.moe is not None
-    reasons = [row.reason for row in skipped if "Nemotron" in row.run_id]
-    assert len(reasons) == 1 and "Ultra" in reasons[0] and "no sourced file" in reasons[0]
+    # Ultra as its benchmark configuration runs it (nemotron_ultra_v3_te_deepep.yaml, added
+    # with the row): EP 64 on 128 H100s, sequence 4096, every block recomputed, the MTP block
+    # shared by its 2 depths
+    (ultra,) = [c for c in cases if c.workload.name.startswith("Nemotron V3 Ultra")]
+    job = ultra.workload
+    assert (job.layers, job.mamba_layers, job.attention_layers) == (48, 48, 12)
+    assert job.moe is not None and (job.moe.experts, job.moe.top_k) == (512, 22)
+    assert (job.moe.latent_size, job.moe.expert_parallel) == (2048, 64)
+    assert job.mtp_layers == 2 and job.mtp_shared_layer and job.seq_len == 4096
+    assert ultra.hardware["gpu_count"] == 128
+    full = RECOMPUTE_MODES.index(Recompute.FULL)
+    assert ultra.layout is not None and set(ultra.layout.recompute) == {full}
+    assert any("nemotron_ultra_v3_te_deepep.yaml" in note for note in ultra.assumptions)
+    assert not [row.reason for row in skipped if "Nemotron" in row.run_id]

@@ -54,6 +54,26 @@ def test_nemotron_3_super_has_the_parameters_nvidia_states():
     assert job.expert_params == 41 * 512 * 2 * latent * ffn
 
 
+def test_nemotron_3_ultra_has_the_parameters_nvidia_states():
+    """'550 billion total and 55 billion active' (Nemotron 3 Ultra technical report,
+    arXiv:2606.15007): the Hugging Face config (NVIDIA's aiconfigurator copy) derives to 549.1B
+    and 55.9B in the main model; its MTP block, shared by the 2 depths NVIDIA's runs train,
+    adds an attention layer, a LatentMoE layer and the 2h x h projection."""
+    shape = architectures()["nemotron-3-ultra"]["fields"]
+    job = Workload(name="ultra", tokens=1e12, global_batch_size=256, **shape)
+    h, latent, ffn = 8192, 2048, 5120
+    assert (job.layers, job.attention_layers, job.mamba_layers) == (48, 12, 48)
+    assert job.mamba is not None and job.mamba.pattern is not None
+    assert len(job.mamba.pattern) == 108 and job.mamba.pattern.index("*") == 7
+    main = job.total_params - job.mtp_params
+    assert main == pytest.approx(550e9, rel=0.01)
+    assert 55e9 <= job.active_params < 57e9
+    attention = 2 * h * 64 * 128 + 2 * h * 2 * 128
+    moe = 512 * 2 * latent * ffn + 2 * 2 * h * ffn + 2 * h * latent
+    assert job.mtp_params == attention + moe + 2 * h * h
+    assert job.expert_params == 49 * 512 * 2 * latent * ffn
+
+
 def test_a_latent_moe_layer_costs_what_megatron_bridge_counts():
     """Megatron-Bridge's flop_utils.py moe_layer_flops (@067f987df03b), forward per token:
     routed 4 latent f k, 'Up proj and down proj' 4 h latent, shared 4 h f_shared; three times
