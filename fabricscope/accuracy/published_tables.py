@@ -88,6 +88,9 @@ class Table:
     # LoRA row is scored only where its benchmark configuration is read
     lora_of: dict[str, tuple[LoRA, Recompute | None]] = field(default_factory=dict)
     lora_note: str = ""
+    # why the table's runs keep their weights, gradients and Adam's moments in BF16 with no
+    # FP32 master copy (Workload.bf16_weights); "" where they keep FP32 master weights
+    bf16_weights_note: str = ""
     # the benchmark configuration a pre-training row ran, by model name and GPU count, where
     # the table lists it (the rest: recompute searched, EP from the row)
     configuration_of: dict[tuple[str, int], ListedConfiguration] = field(default_factory=dict)
@@ -288,6 +291,16 @@ AUTOMODEL_TABLE = Table(
     stack_note=(
         "software stack: NeMo AutoModel (PyTorch-native FSDP2 with Transformer Engine "
         "kernels, the table's kernel_optimizations column): costed as stack fsdp"
+    ),
+    # its benchmark configurations build the model in BF16 (torch_dtype: bf16, or from_config's
+    # default) and train it with torch.optim.Adam, whose moments take the parameter's dtype
+    bf16_weights_note=(
+        "weights, gradients and Adam's moments in BF16, no FP32 master copy: NeMo AutoModel "
+        "builds the model in BF16 (the benchmark configurations' torch_dtype: bf16, or the "
+        "default 'auto': from_config's BF16, from_pretrained's the checkpoint's; nemo_automodel/"
+        "_transformers/auto_model.py @cb9765441e51; "
+        "recipes/llm/train_ft.py: 'fp32 master-weight default planned to be enabled in "
+        "follow-up PR')"
     ),
     # the LoRA benchmark configurations the table links (examples/llm_benchmark/llama3_1/
     # llama3_1_8b_peft_benchmark.yaml, llama3_3/custom_llama3_3_70b_instruct_peft_benchmark
@@ -991,6 +1004,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         if bench_recipe is not None
         else "TP communication overlap not stated: not assumed",
         *([table.stack_note] if table.stack_note else []),
+        *([table.bf16_weights_note] if table.bf16_weights_note else []),
         *([] if table.micro_batch_column else ["micro-batch not stated by the table: searched"]),
         *(
             [
@@ -1092,6 +1106,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         **({"fp8_recipe": recipe} if precision is Precision.FP8 else {}),
         layer_precision=layer_precision,
         zero_stage=3 if fsdp else 1,
+        bf16_weights=bool(table.bf16_weights_note),
         stack=table.stack_of(row) if table.stack_of else table.stack,
         tokens=1e12,  # time-to-train is not scored; step time does not depend on it
         lora=lora,

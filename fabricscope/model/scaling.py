@@ -1671,21 +1671,35 @@ def _optimizer(workload: Workload, g: _Grid, c: ModelConstants, params: _Paramet
         if workload.lora is not None
         else (params.sharded if workload.zero_stage >= 1 else params.here)
     )
-    return optimizer_params * c.optimizer_bytes_per_param / g.col["hbm_bytes_per_s"]
+    # BF16 weights: every state the step reads and writes is half as wide
+    width = 0.5 if workload.bf16_weights else 1.0
+    return optimizer_params * c.optimizer_bytes_per_param * width / g.col["hbm_bytes_per_s"]
 
 
 def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters) -> Array:
     """Bytes per GPU (4.8): bf16 weights, fp32 gradients, fp32 Adam states and master
     weights (2 + 4 + 12 bytes per parameter, as Megatron-LM keeps its main gradients in fp32
     for bf16 training), each ZeRO stage sharding more of them; FSDP (stage 3) keeps fp32
-    sharded parameters as the master copy (4 + 4 + 8); activations of the first stage."""
+    sharded parameters as the master copy (4 + 4 + 8); activations of the first stage. With
+    ``bf16_weights`` the weights, gradients and both Adam moments are BF16 (2 + 2 + 4), no
+    master copy: NeMo AutoModel's models, built in BF16 (``from_config``: "If 'auto',
+    defaults to torch.bfloat16"; train_ft.py @cb9765441e51: "fp32 master-weight default
+    planned to be enabled in follow-up PR"), whose FSDP2 shards are the parameters
+    themselves."""
     t, p, b, v, m, rc, share = g.t, g.p, g.b, g.v, g.m, g.rc, g.share
     s, h = workload.seq_len / g.cp, workload.hidden_size  # CP: each rank holds s / cp tokens
     if workload.lora is not None:
         # the frozen base in bf16, sharded with everything else under FSDP (stage 3); the
         # adapters' gradients and Adam states
         base = params.sharded if workload.zero_stage == 3 else params.here
-        states = 2.0 * base + 16.0 * params.lora
+        states = 2.0 * base + (8.0 if workload.bf16_weights else 16.0) * params.lora
+    elif workload.bf16_weights:
+        states = {
+            0: 8.0 * params.here,
+            1: 4.0 * params.here + 4.0 * params.sharded,
+            2: 2.0 * params.here + 6.0 * params.sharded,
+            3: 8.0 * params.sharded,
+        }[workload.zero_stage]
     else:
         states = {
             0: 18.0 * params.here,

@@ -441,6 +441,13 @@ class Workload(_Spec):
         description="searched if omitted (with full recompute of a share of the layers too)",
     )
     zero_stage: int = Field(default=1, ge=0, le=3, description="3 means FSDP full shard")
+    bf16_weights: bool = Field(
+        default=False,
+        description="the parameters, their gradients and Adam's moments kept in BF16, no FP32 "
+        "master copy: 8 bytes of state per parameter instead of 16 (NeMo AutoModel builds its "
+        "models in BF16 unless model.torch_dtype says float32; torch.optim.Adam keeps its "
+        "moments in the parameter's dtype)",
+    )
     tp_comm_overlap: bool = Field(
         default=False, description="TP collectives overlapped with GEMMs (--tp-comm-overlap)"
     )

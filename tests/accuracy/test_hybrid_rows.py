@@ -4,8 +4,9 @@ blind by their architectures."""
 from __future__ import annotations
 
 from fabricscope.accuracy.published_tables import automodel_cases, megatron_bridge_cases
-from fabricscope.model.scaling import RECOMPUTE_MODES
+from fabricscope.model.scaling import RECOMPUTE_MODES, estimate
 from fabricscope.model.workload import Recompute
+from fabricscope.rank.catalog import profiles
 
 
 def test_nemotron_3_nano_rows_are_cases_with_their_mamba_layers():
@@ -45,4 +46,11 @@ def test_automodel_nano_super_and_ultra_rows_are_cases():
     full = RECOMPUTE_MODES.index(Recompute.FULL)
     assert ultra.layout is not None and set(ultra.layout.recompute) == {full}
     assert any("nemotron_ultra_v3_te_deepep.yaml" in note for note in ultra.assumptions)
+    # AutoModel's BF16 weights and Adam moments (no FP32 master copy): 8 bytes of state per
+    # parameter, so the run NVIDIA made fits its 80 GB H100s, as it did
+    assert job.bf16_weights and any("no FP32 master copy" in n for n in ultra.assumptions)
+    row = estimate(job, profiles([ultra.hardware]), ultra.layout).row(0)
+    assert row["fits_memory"] and row["memory_gb_per_gpu"] < 80
+    mixed = job.model_copy(update={"bf16_weights": False})
+    assert not estimate(mixed, profiles([ultra.hardware]), ultra.layout).row(0)["fits_memory"]
     assert not [row.reason for row in skipped if "Nemotron" in row.run_id]

@@ -194,6 +194,9 @@ def test_automodel_rows_read_the_heading_and_the_printed_numbers():
     assert llama.layout is not None and set(llama.layout.cp) == {2}
     assert llama.hardware["gpu_model"] == "H100-SXM-80GB"
     assert any("NeMo AutoModel" in note for note in llama.assumptions)
+    # AutoModel builds its models in BF16 and keeps no FP32 master copy: every row says so
+    assert all(case.workload.bf16_weights for case in cases)
+    assert not any(case.workload.bf16_weights for case in megatron_bridge_cases()[0])
     # "4,497"-style cells read with their thousands separators; DeepSeek-V3 with its EP
     deepseek = by_run["automodel_cb9765441e51_DeepSeek V3 671B_DGX-H100_BF16_256gpu_r5"]
     assert deepseek.published_tokens_per_s_per_gpu == 1002

@@ -138,6 +138,28 @@ def test_no_layout_holds_less_than_its_share_of_the_training_states(name, power,
     assert held >= 16 * job.total_params * 0.999, (result.row(0), held / job.total_params)
 
 
+@pytest.mark.parametrize("zero", [0, 1, 2, 3])
+def test_bf16_weights_hold_8_bytes_of_state_per_parameter(zero):
+    """No FP32 master copy (NeMo AutoModel's BF16 models): weights, gradients and both Adam
+    moments at 2 bytes, 8 in all where mixed precision holds 16 (18 unsharded), at every
+    ZeRO stage; the optimizer step moves half the bytes; the compute does not change."""
+    job = preset("llama3-70b").model_copy(update={"zero_stage": zero, "micro_batch_size": 1})
+    grid = LayoutGrid.partial(job, 8, 1, 1, Recompute.FULL)
+    hw = profiles([hardware(64, "infiniband")])
+    mixed = estimate(job, hw, grid).row(0)
+    bf16 = estimate(job.model_copy(update={"bf16_weights": True}), hw, grid).row(0)
+    here = job.total_params / 8  # TP 8, PP 1: the parameters one GPU holds
+    sharded = here / 8  # over DP 8
+    fp32_states = {0: 18 * here, 1: 6 * here + 12 * sharded, 2: 2 * here + 16 * sharded,
+                   3: 16 * sharded}[zero]  # fmt: skip
+    bf16_states = {0: 8 * here, 1: 4 * here + 4 * sharded, 2: 2 * here + 6 * sharded,
+                   3: 8 * sharded}[zero]  # fmt: skip
+    saved = (mixed["memory_gb_per_gpu"] - bf16["memory_gb_per_gpu"]) * 2**30
+    assert saved == pytest.approx(fp32_states - bf16_states, rel=1e-3)
+    assert bf16["optimizer_s"] == pytest.approx(mixed["optimizer_s"] / 2)
+    assert bf16["compute_s"] == mixed["compute_s"]
+
+
 def test_a_given_layout_is_used():
     job = preset("llama3-70b")
     grid = LayoutGrid.partial(job, 8, 4, 1, Recompute.SELECTIVE)
