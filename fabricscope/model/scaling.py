@@ -1676,6 +1676,15 @@ def _optimizer(workload: Workload, g: _Grid, c: ModelConstants, params: _Paramet
     return optimizer_params * c.optimizer_bytes_per_param * width / g.col["hbm_bytes_per_s"]
 
 
+# training state in bytes per parameter a GPU holds whole and per parameter of its ZeRO shard,
+# by ZeRO stage: mixed precision (bf16 weights; fp32 gradients, Adam moments and master
+# weights), and with ``bf16_weights`` (all four in BF16, no master copy)
+STATE_BYTES: dict[bool, dict[int, tuple[float, float]]] = {
+    False: {0: (18.0, 0.0), 1: (6.0, 12.0), 2: (2.0, 16.0), 3: (0.0, 16.0)},
+    True: {0: (8.0, 0.0), 1: (4.0, 4.0), 2: (2.0, 6.0), 3: (0.0, 8.0)},
+}
+
+
 def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters) -> Array:
     """Bytes per GPU (4.8): bf16 weights, fp32 gradients, fp32 Adam states and master
     weights (2 + 4 + 12 bytes per parameter, as Megatron-LM keeps its main gradients in fp32
@@ -1693,20 +1702,9 @@ def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters
         # adapters' gradients and Adam states
         base = params.sharded if workload.zero_stage == 3 else params.here
         states = 2.0 * base + (8.0 if workload.bf16_weights else 16.0) * params.lora
-    elif workload.bf16_weights:
-        states = {
-            0: 8.0 * params.here,
-            1: 4.0 * params.here + 4.0 * params.sharded,
-            2: 2.0 * params.here + 6.0 * params.sharded,
-            3: 8.0 * params.sharded,
-        }[workload.zero_stage]
     else:
-        states = {
-            0: 18.0 * params.here,
-            1: 6.0 * params.here + 12.0 * params.sharded,
-            2: 2.0 * params.here + 16.0 * params.sharded,
-            3: 16.0 * params.sharded,
-        }[workload.zero_stage]
+        whole, sharded = STATE_BYTES[workload.bf16_weights][workload.zero_stage]
+        states = whole * params.here + sharded * params.sharded
     heads = workload.heads
     kept = workload.activation_bytes_per_token_width  # 34 for GPT-3 with dropout
     # the attention scores (softmax output 2 a s^2 b; with dropout also its 1-byte mask and
