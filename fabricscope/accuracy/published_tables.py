@@ -246,6 +246,17 @@ def _automodel_listed(
     )
 
 
+def _automodel_at_run(
+    path: str, commit: str, recompute: Recompute, expert_parallel: int | None = None
+) -> ListedConfiguration:
+    """A benchmark configuration as it stood when the row's figures were published (or at
+    the first later commit whose configuration has the row's batch, PP and EP), where it has
+    changed since: the table's row is that run's, not a later configuration's."""
+    return ListedConfiguration(
+        f"examples/benchmark/configs/{path} @{commit}", recompute, expert_parallel
+    )
+
+
 AUTOMODEL_TABLE = Table(
     family="automodel",
     path=AUTOMODEL,
@@ -327,11 +338,15 @@ AUTOMODEL_TABLE = Table(
     # sets distributed.activation_checkpointing: true, which wraps every transformer block
     # (and MTP block) in a checkpoint (components/moe/parallelizer.py apply_ac; the dense
     # FSDP2 path alike, components/distributed/config.py: "True keeps the existing full
-    # activation checkpointing behavior"): full recompute. DeepSeek-V3's 1,024-GPU
-    # configuration (deepseek_v3_te_deepep_1024.yaml) sets none (the default, off). The
-    # GPT-OSS rows print "-" for EP; the 20B's listed configuration (the row's batch 256,
-    # local batch 2, FlexAttention and TE linears) sets distributed.ep_size: 8 and no
-    # activation_checkpointing (FSDP2Config's default: off)
+    # activation checkpointing behavior"): full recompute. Three rows are older than their
+    # configuration's present form and are read as their run stood: the table published
+    # DeepSeek-V3's 1,024-GPU row and both GPT-OSS rows on 2025-10-06 (#562, 89e3a9fdd), when
+    # the 20B's configuration (the row's batch 256, local batch 2, EP 8, FlexAttention) set
+    # activation_checkpointing: true (until 2025-11-10, 8df18da35); the 1,024-GPU DeepSeek
+    # configuration and a GPT-OSS-120B one with the row's shape (batch 512, local batch 2,
+    # PP 1, EP 64, FlexAttention, no checkpointing) came two days later (#574, 2c236e081),
+    # the DeepSeek one with activation_checkpointing: true (later dropped). The GPT-OSS rows
+    # print "-" for EP: the configurations' ep_size
     configuration_of={
         ("Nemotron V3 Super 120B (26.02)", 64): _automodel_listed(
             "nemotron/nemotron_super_v3_te_deepep.yaml", Recompute.FULL
@@ -347,8 +362,8 @@ AUTOMODEL_TABLE = Table(
         ("DeepSeek V3 671B", 256): _automodel_listed(
             "deepseek/deepseek_v3_te_deepep.yaml", Recompute.FULL
         ),
-        ("DeepSeek V3 671B", 1024): _automodel_listed(
-            "deepseek/deepseek_v3_te_deepep_1024.yaml", Recompute.NONE
+        ("DeepSeek V3 671B", 1024): _automodel_at_run(
+            "deepseek_v3_te_deepep_1024.yaml", "2c236e081e49", Recompute.FULL
         ),
         ("Kimi K2", 256): _automodel_listed("kimi/kimi_k2_te_deepep.yaml", Recompute.FULL),
         ("Qwen3 MoE 30B", 8): _automodel_listed(
@@ -357,17 +372,12 @@ AUTOMODEL_TABLE = Table(
         ("Llama3 70B", 64): _automodel_listed(
             "llama3_3/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml", Recompute.FULL
         ),
-        ("GPT-OSS 20B", 8): _automodel_listed(
-            "gpt_oss/gptoss_20b_te_deepep.yaml", Recompute.NONE, expert_parallel=8
+        ("GPT-OSS 20B", 8): _automodel_at_run(
+            "gptoss_20b_te_deepep.yaml", "89e3a9fdd604", Recompute.FULL, expert_parallel=8
         ),
-    },
-    no_expert_parallel={
-        "GPT-OSS 120B": (
-            "its listed configuration at the table's commit (examples/llm_benchmark/gpt_oss/"
-            "gptoss_120b_te_deepep.yaml @cb9765441e51: ep_size 64) is not the row's run: local "
-            "batch 1 against the row's 2, TE attention and torch_mm experts against the row's "
-            "FlexAttention"
-        )
+        ("GPT-OSS 120B", 64): _automodel_at_run(
+            "gptoss_120b_te_deepep.yaml", "2c236e081e49", Recompute.NONE, expert_parallel=64
+        ),
     },
 )
 

@@ -202,12 +202,10 @@ def test_automodel_rows_read_the_heading_and_the_printed_numbers():
     assert deepseek.published_tokens_per_s_per_gpu == 1002
     assert deepseek.workload.moe is not None and deepseek.workload.moe.expert_parallel == 64
     # the pre-training rows' recompute is their benchmark configuration's: every block
-    # checkpointed (activation_checkpointing: true), but at 1,024 GPUs none
+    # checkpointed (activation_checkpointing: true)
     full, none = (RECOMPUTE_MODES.index(kind) for kind in (Recompute.FULL, Recompute.NONE))
     assert deepseek.layout is not None and set(deepseek.layout.recompute) == {full}
     assert any("deepseek_v3_te_deepep.yaml @cb9765441e51" in n for n in deepseek.assumptions)
-    wide = by_run["automodel_cb9765441e51_DeepSeek V3 671B_DGX-H100_BF16_1024gpu_r4"]
-    assert wide.layout is not None and set(wide.layout.recompute) == {none}
     assert llama.layout is not None and set(llama.layout.recompute) == {full}
     reasons = {row.reason for row in skipped}
     # the LoRA rows of models whose benchmark configuration is read are scored, Qwen2.5's
@@ -227,14 +225,22 @@ def test_automodel_rows_read_the_heading_and_the_printed_numbers():
     assert nemotron.workload.moe is not None and nemotron.workload.moe.latent_size == 1024
     assert nemotron.workload.mtp_layers == 0 and not nemotron.workload.mtp_shared_layer
     assert not any(r.startswith("Nemotron V3 Ultra") for r in reasons)
-    # AutoModel's GPT-OSS rows print no expert-parallel size: the 20B's is its listed
-    # configuration's (EP 8, no recompute); the 120B's configuration is not the row's run
+    # rows older than their configuration's present form are read as their run stood: the
+    # GPT-OSS rows print no expert-parallel size; the 20B's configuration when the table
+    # published it (2025-10-06) ran EP 8 with every block checkpointed (dropped 2025-11-10);
+    # the 120B's shape (EP 64, no checkpointing) and DeepSeek-V3's 1,024-GPU configuration
+    # (checkpointed then) came two days later
     oss = by_run["automodel_cb9765441e51_GPT-OSS 20B_DGX-H100_BF16_8gpu_r8"]
     assert oss.workload.moe is not None and oss.workload.moe.expert_parallel == 8
-    assert any("gptoss_20b_te_deepep.yaml" in note for note in oss.assumptions)
-    assert oss.layout is not None and set(oss.layout.recompute) == {none}
-    (big,) = [row.reason for row in skipped if "GPT-OSS" in row.run_id]
-    assert big.startswith("an MoE row without its expert-parallel size: its listed config")
+    assert any("gptoss_20b_te_deepep.yaml @89e3a9fdd604" in n for n in oss.assumptions)
+    assert oss.layout is not None and set(oss.layout.recompute) == {full}
+    big = by_run["automodel_cb9765441e51_GPT-OSS 120B_DGX-H100_BF16_64gpu_r9"]
+    assert big.workload.moe is not None and big.workload.moe.expert_parallel == 64
+    assert big.layout is not None and set(big.layout.recompute) == {none}
+    wide = by_run["automodel_cb9765441e51_DeepSeek V3 671B_DGX-H100_BF16_1024gpu_r4"]
+    assert any("deepseek_v3_te_deepep_1024.yaml @2c236e081e49" in n for n in wide.assumptions)
+    assert wide.layout is not None and set(wide.layout.recompute) == {full}
+    assert not skipped
     # blind: no AutoModel row is fitted on
     assert not {c.run_id for c in cases} & {c.run_id for c in calibration_set()[0]}
 
