@@ -94,8 +94,6 @@ class Table:
     # the benchmark configuration a pre-training row ran, by model name and GPU count, where
     # the table lists it (the rest: recompute searched, EP from the row)
     configuration_of: dict[tuple[str, int], ListedConfiguration] = field(default_factory=dict)
-    # why a MoE row that prints no expert-parallel size and has no configuration read is out
-    no_expert_parallel: dict[str, str] = field(default_factory=dict)
     # why the table's fine-tuning rows are not scored ("": they are)
     fine_tuning_gap: str = ""
     # the FP8 recipe a plain "FP8" label stands for in this table, and why
@@ -1062,14 +1060,7 @@ def _case(row: dict[str, str], table: Table, task: str = PRETRAIN) -> Calibratio
         if ep is None and listed is not None and listed.expert_parallel is not None:
             ep, ep_source = listed.expert_parallel, f"the benchmark configuration ({listed.source})"
         if ep is None:
-            raise _Skip(
-                "an MoE row without its expert-parallel size"
-                + (
-                    f": {table.no_expert_parallel[model]}"
-                    if model in table.no_expert_parallel
-                    else ""
-                )
-            )
+            raise _Skip("an MoE row without its expert-parallel size")
         if (_int(row, "etp") or 1) != 1:
             raise _Skip("expert tensor parallelism > 1 is not modelled")
         dispatcher, dispatcher_source = table.dispatcher_of(row), "the row"

@@ -1699,9 +1699,9 @@ def _memory(workload: Workload, g: _Grid, c: ModelConstants, params: _Parameters
     s, h = workload.seq_len / g.cp, workload.hidden_size  # CP: each rank holds s / cp tokens
     if workload.lora is not None:
         # the frozen base in bf16, sharded with everything else under FSDP (stage 3); the
-        # adapters' gradients and Adam states
+        # adapters' whole training state, a fully sharded parameter's (stage 3's per shard)
         base = params.sharded if workload.zero_stage == 3 else params.here
-        states = 2.0 * base + (8.0 if workload.bf16_weights else 16.0) * params.lora
+        states = 2.0 * base + STATE_BYTES[workload.bf16_weights][3][1] * params.lora
     else:
         whole, sharded = STATE_BYTES[workload.bf16_weights][workload.zero_stage]
         states = whole * params.here + sharded * params.sharded
